@@ -1,0 +1,123 @@
+package v1beta1
+
+// RolloutPhase is the phase of a Rollout.
+type RolloutPhase string
+
+// The phases of a Rollout, as in OpenKruise Rollouts.
+const (
+	// RolloutPhaseInitial is a Rollout whose workload is not known yet.
+	RolloutPhaseInitial RolloutPhase = "Initial"
+	// RolloutPhaseHealthy is a Rollout with no release in progress.
+	RolloutPhaseHealthy RolloutPhase = "Healthy"
+	// RolloutPhaseProgressing is a Rollout releasing a new revision.
+	RolloutPhaseProgressing RolloutPhase = "Progressing"
+	// RolloutPhaseTerminating is a Rollout being deleted.
+	RolloutPhaseTerminating RolloutPhase = "Terminating"
+	// RolloutPhaseDisabling is a disabled Rollout finishing its release.
+	RolloutPhaseDisabling RolloutPhase = "Disabling"
+	// RolloutPhaseDisabled is a disabled Rollout.
+	RolloutPhaseDisabled RolloutPhase = "Disabled"
+)
+
+// CanaryStepState is the state of the current step of a release.
+type CanaryStepState string
+
+// The states of a step, in the order a step goes through them.
+const (
+	// CanaryStepStateInit is a step about to start. It is a v1alpha1 spelling
+	// kept for compatibility; sluice writes BeforeStepUpgrade.
+	CanaryStepStateInit CanaryStepState = "StepInit"
+	// CanaryStepStateBeforeUpgrade is a step about to update pods.
+	CanaryStepStateBeforeUpgrade CanaryStepState = "BeforeStepUpgrade"
+	// CanaryStepStateUpgrade is a step updating pods.
+	CanaryStepStateUpgrade CanaryStepState = "StepUpgrade"
+	// CanaryStepStateTrafficRouting is a step shifting traffic.
+	CanaryStepStateTrafficRouting CanaryStepState = "StepTrafficRouting"
+	// CanaryStepStateMetricsAnalysis is a step checking metrics.
+	CanaryStepStateMetricsAnalysis CanaryStepState = "StepMetricsAnalysis"
+	// CanaryStepStatePaused is a step waiting for approval or its pause.
+	CanaryStepStatePaused CanaryStepState = "StepPaused"
+	// CanaryStepStateReady is a step that may go on to the next one.
+	CanaryStepStateReady CanaryStepState = "StepReady"
+	// CanaryStepStateCompleted is a release whose steps are all done.
+	CanaryStepStateCompleted CanaryStepState = "Completed"
+)
+
+// RolloutConditionType is the type of a Rollout or BatchRelease condition.
+type RolloutConditionType string
+
+// The condition types of a Rollout.
+const (
+	// RolloutConditionProgressing tracks a release: its reason is one of the
+	// ProgressingReason constants.
+	RolloutConditionProgressing RolloutConditionType = "Progressing"
+	// RolloutConditionSucceeded is True after a release completed and False
+	// after one was cancelled or rolled back.
+	RolloutConditionSucceeded RolloutConditionType = "Succeeded"
+	// RolloutConditionTerminating tracks the deletion of a Rollout.
+	RolloutConditionTerminating RolloutConditionType = "Terminating"
+	// RolloutConditionSupported is False when the Rollout uses fields or a
+	// workload kind this version of sluice does not implement; its message
+	// names them. Such fields are stored but have no effect.
+	RolloutConditionSupported RolloutConditionType = "Supported"
+)
+
+// The reasons of the Progressing condition.
+const (
+	// ProgressingReasonInitializing is a release being set up.
+	ProgressingReasonInitializing = "Initializing"
+	// ProgressingReasonInRolling is a release going through its steps.
+	ProgressingReasonInRolling = "InRolling"
+	// ProgressingReasonFinalising is a successful release being cleaned up.
+	ProgressingReasonFinalising = "Finalising"
+	// ProgressingReasonCompleted is a release that is over.
+	ProgressingReasonCompleted = "Completed"
+	// ProgressingReasonCancelling is a release being rolled back or disabled.
+	ProgressingReasonCancelling = "Cancelling"
+	// ProgressingReasonPaused is a release frozen by spec.strategy.paused.
+	ProgressingReasonPaused = "Paused"
+)
+
+// The reasons of the Terminating condition.
+const (
+	// TerminatingReasonInTerminating is a Rollout being cleaned up.
+	TerminatingReasonInTerminating = "InTerminating"
+	// TerminatingReasonCompleted is a Rollout ready to go.
+	TerminatingReasonCompleted = "Completed"
+)
+
+// FinalisingStepType is a finishing action of a release.
+type FinalisingStepType string
+
+// The finishing actions of a release.
+const (
+	// FinalisingStepRestoreStableService restores the stable Service selector.
+	FinalisingStepRestoreStableService FinalisingStepType = "RestoreStableService"
+	// FinalisingStepRouteTrafficToStable sends all traffic to the stable pods.
+	FinalisingStepRouteTrafficToStable FinalisingStepType = "FinalisingStepRouteTrafficToStable"
+	// FinalisingStepRouteTrafficToNew sends all traffic to the new pods.
+	FinalisingStepRouteTrafficToNew FinalisingStepType = "FinalisingStepRouteTrafficToNew"
+	// FinalisingStepRemoveCanaryService deletes the canary Service.
+	FinalisingStepRemoveCanaryService FinalisingStepType = "RemoveCanaryService"
+	// FinalisingStepResumeWorkload hands the workload back to its controller.
+	FinalisingStepResumeWorkload FinalisingStepType = "ResumeWorkload"
+	// FinalisingStepReleaseWorkloadControl deletes the BatchRelease.
+	FinalisingStepReleaseWorkloadControl FinalisingStepType = "ReleaseWorkloadControl"
+	// FinalisingStepEnd is a finished release.
+	FinalisingStepEnd FinalisingStepType = "END"
+)
+
+// FinaliseReason says why a release is being finished.
+type FinaliseReason string
+
+// The reasons a release is finished.
+const (
+	// FinaliseReasonSuccess is a release whose steps are all done.
+	FinaliseReasonSuccess FinaliseReason = "Success"
+	// FinaliseReasonRollback is a release whose template went back to stable.
+	FinaliseReasonRollback FinaliseReason = "Rollback"
+	// FinaliseReasonDisabled is a release of a Rollout that was disabled.
+	FinaliseReasonDisabled FinaliseReason = "RolloutDisabled"
+	// FinaliseReasonDeleting is a release of a Rollout being deleted.
+	FinaliseReasonDeleting FinaliseReason = "RolloutDeleting"
+)

@@ -1,0 +1,89 @@
+package v1beta1
+
+// Labels, annotations and finalizers shared with OpenKruise Rollouts.
+const (
+	// RolloutFinalizer is the finalizer on a Rollout that restores its
+	// workload before the Rollout goes away.
+	RolloutFinalizer = "rollouts.kruise.io/rollout"
+
+	// BatchReleaseFinalizer is the finalizer on a BatchRelease that hands its
+	// workload back before the BatchRelease goes away.
+	BatchReleaseFinalizer = "rollouts.kruise.io/batch-release-finalizer"
+
+	// WorkloadTypeLabel marks a workload under a Rollout, so that the
+	// admission webhook sees its updates: deployment, statefulset, cloneset or
+	// daemonset.
+	WorkloadTypeLabel = "rollouts.kruise.io/workload-type"
+
+	// RolloutIDLabel names one release of a workload. When it changes, a
+	// release starts even if the pod template did not change. sluice reads it
+	// as a label and as an annotation; the annotation wins.
+	RolloutIDLabel = "rollouts.kruise.io/rollout-id"
+
+	// InProgressingAnnotation marks a workload being released; its value is
+	// {"rolloutName":"<name>"}.
+	InProgressingAnnotation = "rollouts.kruise.io/in-progressing"
+
+	// RolloutHashAnnotation holds the hash of a Rollout's strategy; when it
+	// differs from status.canaryStatus.rolloutHash the release is re-planned.
+	RolloutHashAnnotation = "rollouts.kruise.io/hash"
+
+	// RollbackInBatchAnnotation on a Rollout asks for a rollback to go
+	// through the steps instead of happening at once.
+	RollbackInBatchAnnotation = "rollouts.kruise.io/rollback-in-batch"
+
+	// RollingStyleAnnotation is the v1alpha1 way to choose canary or
+	// partition style.
+	RollingStyleAnnotation = "rollouts.kruise.io/rolling-style"
+
+	// TrafficRoutingAnnotation names a shared TrafficRouting (v1alpha1 form
+	// of spec.strategy.canary.trafficRoutingRef).
+	TrafficRoutingAnnotation = "rollouts.kruise.io/trafficrouting"
+
+	// ControlInfoAnnotation on a workload records the BatchRelease that
+	// controls it.
+	ControlInfoAnnotation = "batchrelease.rollouts.kruise.io/control-info"
+
+	// StableRevisionLabel on a Deployment records the pod-template-hash of the
+	// revision being replaced.
+	StableRevisionLabel = "rollouts.kruise.io/stable-revision"
+
+	// RolloutBatchIDLabel on a pod names the batch that updated it, from 1.
+	RolloutBatchIDLabel = "rollouts.kruise.io/rollout-batch-id"
+)
+
+// Workload type label values.
+const (
+	// WorkloadTypeDeployment marks a Deployment.
+	WorkloadTypeDeployment = "deployment"
+	// WorkloadTypeStatefulSet marks a StatefulSet or a StatefulSet-like kind.
+	WorkloadTypeStatefulSet = "statefulset"
+	// WorkloadTypeCloneSet marks an OpenKruise CloneSet.
+	WorkloadTypeCloneSet = "cloneset"
+	// WorkloadTypeDaemonSet marks a DaemonSet.
+	WorkloadTypeDaemonSet = "daemonset"
+)
+
+// Annotations of sluice's own, where the OpenKruise API has no field.
+const (
+	// ApproveAnnotation on a Rollout approves a paused step and records who
+	// approved it. Its value is JSON: {"revision":"<canary revision>",
+	// "step":<n>,"by":"<who>","via":"<how>"}. An approval applies only to the
+	// named revision and step.
+	ApproveAnnotation = "sluice.dev/approve"
+
+	// ApprovalsAnnotation on a Rollout lists the approvals applied to the
+	// current release, newest last, as JSON.
+	ApprovalsAnnotation = "sluice.dev/approvals"
+
+	// DeploymentOriginalAnnotation on a Deployment holds, while a release is
+	// in progress, a JSON merge patch that restores every field sluice
+	// changed. Applying it by hand hands the Deployment back to Kubernetes:
+	//
+	//	kubectl patch deployment NAME --type merge \
+	//	  -p "$(kubectl get deployment NAME -o jsonpath='{.metadata.annotations.sluice\.dev/restore-patch}')"
+	DeploymentOriginalAnnotation = "sluice.dev/restore-patch"
+
+	// FieldManager is the field manager of every write sluice makes.
+	FieldManager = "sluice"
+)

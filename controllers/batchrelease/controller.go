@@ -1,0 +1,124 @@
+// Package batchrelease runs the BatchRelease controller: it releases a
+// workload's new revision batch by batch, up to spec.releasePlan.
+// batchPartition, through the workload adapter for its kind, and hands the
+// workload back when the partition is removed or the BatchRelease deleted.
+package batchrelease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+// WorkloadFactory returns the adapter for a workload reference.
+type WorkloadFactory func(c client.Client, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error)
+
+// Reconciler reconciles BatchReleases.
+type Reconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// Recorder records events on BatchReleases.
+	Recorder events.EventRecorder
+	// Clock is the time source.
+	Clock clock.PassiveClock
+	// Workloads returns the adapter for a workload reference.
+	Workloads WorkloadFactory
+}
+
+// pollInterval is how often a batch in flight is looked at even without
+// events, as a guard against a missed watch event.
+const pollInterval = 5 * time.Second
+
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile drives one BatchRelease.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	br := &rolloutsv1beta1.BatchRelease{}
+	if err := r.Client.Get(ctx, req.NamespacedName, br); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	logger := log.FromContext(ctx).WithValues("batchRelease", klog.KObj(br))
+	ctx = log.IntoContext(ctx, logger)
+
+	releaser, lookupErr := r.Workloads(r.Client, br.Namespace, br.Spec.WorkloadRef)
+	if !br.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, br, releaser)
+	}
+	if !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
+		base := br.DeepCopy()
+		controllerutil.AddFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)
+		if err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	s := &scope{br: br, base: br.DeepCopy(), releaser: releaser, now: r.Clock.Now()}
+	result, err := r.run(ctx, s, lookupErr)
+	if perr := r.patchStatus(ctx, s); perr != nil {
+		return reconcile.Result{}, errors.Join(err, perr)
+	}
+	return result, err
+}
+
+// run executes the phase the BatchRelease is in.
+func (r *Reconciler) run(ctx context.Context, s *scope, lookupErr error) (reconcile.Result, error) {
+	s.br.Status.ObservedGeneration = s.br.Generation
+	if lookupErr != nil {
+		s.br.Status.Message = lookupErr.Error()
+		return reconcile.Result{}, reconcile.TerminalError(lookupErr)
+	}
+	if s.br.Spec.ReleasePlan.BatchPartition == nil {
+		return r.reconcileFinalize(ctx, s)
+	}
+	ws, err := s.releaser.Status(ctx)
+	if errors.Is(err, workload.ErrNotFound) {
+		s.br.Status.Message = fmt.Sprintf("%s %s not found", s.br.Spec.WorkloadRef.Kind, s.br.Spec.WorkloadRef.Name)
+		return reconcile.Result{}, nil
+	}
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if needsPreparing(s.br, ws) {
+		return r.reconcilePrepare(ctx, s, ws)
+	}
+	return r.reconcileBatch(ctx, s, ws)
+}
+
+func (r *Reconciler) reconcileDelete(ctx context.Context, br *rolloutsv1beta1.BatchRelease, releaser workload.Releaser) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	if releaser != nil {
+		done, err := releaser.Finalize(ctx, false)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("handing the workload back: %w", err)
+		}
+		if !done {
+			return reconcile.Result{RequeueAfter: time.Second}, nil
+		}
+	}
+	base := br.DeepCopy()
+	controllerutil.RemoveFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)
+	if err := r.Client.Patch(ctx, br, client.MergeFrom(base), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil && !apierrors.IsNotFound(err) {
+		return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
+	}
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,144 @@
+package batchrelease
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+// scope is what one reconcile of a BatchRelease works on.
+type scope struct {
+	br       *rolloutsv1beta1.BatchRelease
+	base     *rolloutsv1beta1.BatchRelease
+	releaser workload.Releaser
+	now      time.Time
+}
+
+// needsPreparing reports whether the BatchRelease must (re)claim its
+// workload: it never did, it finished an earlier plan, or the workload now
+// carries another revision than the one it prepared for.
+func needsPreparing(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) bool {
+	switch br.Status.Phase {
+	case "", rolloutsv1beta1.RolloutPhaseInitial, rolloutsv1beta1.BatchReleasePhasePreparing,
+		rolloutsv1beta1.BatchReleasePhaseCompleted, rolloutsv1beta1.BatchReleasePhaseFinalizing:
+		return true
+	}
+	return br.Status.UpdateRevision != ws.UpdateRevision
+}
+
+// reconcilePrepare claims the workload and starts the plan at batch 0.
+func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workload.Status) (reconcile.Result, error) {
+	br := s.br
+	owner := workload.Owner{BatchRelease: br.Name, Ref: br.Spec.WorkloadRef}
+	for _, ref := range br.OwnerReferences {
+		if ref.Kind == "Rollout" && ref.Controller != nil && *ref.Controller {
+			owner.Rollout = ref.Name
+		}
+	}
+	if err := s.releaser.Claim(ctx, owner); err != nil {
+		br.Status.Message = err.Error()
+		return reconcile.Result{}, fmt.Errorf("claiming %s %s: %w", br.Spec.WorkloadRef.Kind, br.Spec.WorkloadRef.Name, err)
+	}
+	log.FromContext(ctx).Info("Claimed workload", "updateRevision", ws.UpdateRevision, "stableRevision", ws.StableRevision)
+	br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+	br.Status.StableRevision = ws.StableRevision
+	br.Status.UpdateRevision = ws.UpdateRevision
+	br.Status.ObservedRolloutID = br.Spec.ReleasePlan.RolloutID
+	br.Status.ObservedWorkloadReplicas = ws.Replicas
+	br.Status.ObservedReleasePlanHash = planHash(br.Spec.ReleasePlan)
+	br.Status.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatchState: rolloutsv1beta1.UpgradingBatchState}
+	br.Status.Message = "Workload claimed; releasing batch 0"
+	return reconcile.Result{RequeueAfter: pollInterval}, nil
+}
+
+// reconcileBatch moves the current batch forward.
+func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.Status) (reconcile.Result, error) {
+	br := s.br
+	plan := br.Spec.ReleasePlan
+	st := &br.Status
+	if br.Status.StableRevision == "" {
+		st.StableRevision = ws.StableRevision
+	}
+	if h := planHash(plan); h != st.ObservedReleasePlanHash {
+		st.ObservedReleasePlanHash = h
+		st.CanaryStatus.CurrentBatch = min(st.CanaryStatus.CurrentBatch, clampPartition(plan.BatchPartition, len(plan.Batches)))
+		st.CanaryStatus.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
+	}
+	if plan.RolloutID != st.ObservedRolloutID {
+		st.ObservedRolloutID = plan.RolloutID
+		st.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatchState: rolloutsv1beta1.UpgradingBatchState}
+	}
+	if ws.Replicas != st.ObservedWorkloadReplicas {
+		st.ObservedWorkloadReplicas = ws.Replicas
+		st.CanaryStatus.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
+	}
+	if len(plan.Batches) == 0 {
+		st.Message = "spec.releasePlan.batches is empty"
+		return reconcile.Result{}, nil
+	}
+	cur := min(st.CanaryStatus.CurrentBatch, int32(len(plan.Batches)-1)) //nolint:gosec // at most 50 batches
+	desired, err := batch.DesiredUpdated(&plan.Batches[cur].CanaryReplicas, ws.Replicas)
+	if err != nil {
+		st.Message = fmt.Sprintf("spec.releasePlan.batches[%d].canaryReplicas: %v", cur, err)
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	placed, err := s.releaser.UpgradeBatch(ctx, desired)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("upgrading batch %d: %w", cur, err)
+	}
+	tolerated, err := batch.Tolerated(plan.FailureThreshold, desired)
+	if err != nil {
+		st.Message = fmt.Sprintf("spec.releasePlan.failureThreshold: %v", err)
+		return reconcile.Result{}, reconcile.TerminalError(err)
+	}
+	ready := ws.ObservedGeneration >= ws.Generation &&
+		batch.StepReady(desired, ws.UpdatedReplicas, ws.UpdatedReadyReplicas, tolerated)
+	before := st.CanaryStatus
+	st.CanaryStatus = advance(st.CanaryStatus, batchInput{
+		Partition: clampPartition(plan.BatchPartition, len(plan.Batches)),
+		Batches:   int32(len(plan.Batches)), //nolint:gosec // at most 50 batches
+		Placed:    placed,
+		Ready:     ready,
+		Now:       s.now,
+	})
+	st.CanaryStatus.UpdatedReplicas = ws.UpdatedReplicas
+	st.CanaryStatus.UpdatedReadyReplicas = ws.UpdatedReadyReplicas
+	st.Message = fmt.Sprintf("Batch %d is %s: %d/%d pods updated, %d ready", st.CanaryStatus.CurrentBatch,
+		st.CanaryStatus.CurrentBatchState, ws.UpdatedReplicas, desired, ws.UpdatedReadyReplicas)
+	if before.CurrentBatchState != rolloutsv1beta1.ReadyBatchState && st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState {
+		r.Recorder.Eventf(br, nil, "Normal", "BatchReleased", "Release",
+			"Batch %d ready: %d pods on revision %s", st.CanaryStatus.CurrentBatch, ws.UpdatedReadyReplicas, ws.UpdateRevision)
+	}
+	if st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && before.CurrentBatch == st.CanaryStatus.CurrentBatch {
+		return reconcile.Result{}, nil
+	}
+	return reconcile.Result{RequeueAfter: pollInterval}, nil
+}
+
+// reconcileFinalize hands the workload back once the partition is removed.
+func (r *Reconciler) reconcileFinalize(ctx context.Context, s *scope) (reconcile.Result, error) {
+	br := s.br
+	if br.Status.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
+		return reconcile.Result{}, nil
+	}
+	wait := br.Spec.ReleasePlan.FinalizingPolicy == rolloutsv1beta1.WaitResumeFinalizingPolicy
+	done, err := s.releaser.Finalize(ctx, wait)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("finalizing: %w", err)
+	}
+	if !done {
+		br.Status.Phase = rolloutsv1beta1.BatchReleasePhaseFinalizing
+		br.Status.Message = "Handing the workload back to its controller"
+		return reconcile.Result{RequeueAfter: pollInterval}, nil
+	}
+	br.Status.Phase = rolloutsv1beta1.BatchReleasePhaseCompleted
+	br.Status.Message = "Workload handed back"
+	return reconcile.Result{}, nil
+}

@@ -1,0 +1,75 @@
+package batchrelease
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// WorkloadIndex indexes BatchReleases by the workload they release, as
+// "<Kind>/<name>".
+const WorkloadIndex = "spec.workloadRef"
+
+// SetupWithManager registers the controller, its index and its watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &rolloutsv1beta1.BatchRelease{}, WorkloadIndex, func(o client.Object) []string {
+		br := o.(*rolloutsv1beta1.BatchRelease)
+		return []string{br.Spec.WorkloadRef.Kind + "/" + br.Spec.WorkloadRef.Name}
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&rolloutsv1beta1.BatchRelease{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("Deployment"))).
+		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.forReplicaSetOwner)).
+		Named("batchrelease").
+		Complete(r)
+}
+
+// forWorkload maps a workload of kind to the BatchReleases releasing it.
+func (r *Reconciler) forWorkload(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		return r.requestsFor(ctx, o.GetNamespace(), kind+"/"+o.GetName())
+	}
+}
+
+// forReplicaSetOwner maps a ReplicaSet to the BatchReleases releasing its
+// Deployment.
+func (r *Reconciler) forReplicaSetOwner(ctx context.Context, o client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil || ref.Kind != "Deployment" {
+		return nil
+	}
+	return r.requestsFor(ctx, o.GetNamespace(), "Deployment/"+ref.Name)
+}
+
+func (r *Reconciler) requestsFor(ctx context.Context, namespace, key string) []reconcile.Request {
+	list := &rolloutsv1beta1.BatchReleaseList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{WorkloadIndex: key}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing BatchReleases for a workload event", "workload", key)
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+	}
+	return reqs
+}
+
+// deletionPredicate passes updates that set a deletion timestamp.
+func deletionPredicate() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}

@@ -1,0 +1,39 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"strings"
+)
+
+// freePort returns a TCP port on loopback that was free a moment ago. Another
+// process may take it before the component binds it; start-up notices the
+// clash (see addressInUse) and tries again with other ports.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", loopbackHost+":0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePorts returns n distinct free loopback ports. It holds all listeners
+// until it has them all, so the kernel cannot hand out the same one twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", loopbackHost+":0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// addressInUse reports whether a process log shows it failed to bind.
+func addressInUse(log string) bool {
+	return strings.Contains(log, "address already in use")
+}

@@ -1,0 +1,300 @@
+// Package deployment releases an apps/v1 Deployment in place, in batches,
+// without ever leaving it in a state Kubernetes cannot finish on its own.
+//
+// Between batches the Deployment is paused with maxSurge 0 (so Kubernetes'
+// proportional scaling of a paused Deployment changes nothing); to move a
+// batch it is unpaused with an inflated minReadySeconds, so new pods never
+// count as available and the native rolling update stops at the size that
+// maxUnavailable and maxSurge allow. Every original value is kept in the
+// sluice.dev/restore-patch annotation as a merge patch that restores them.
+// docs/deployment-batches.md explains the choice and its trade-offs.
+package deployment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+var _ workload.Releaser = (*Releaser)(nil)
+
+// Releaser releases one Deployment in place.
+type Releaser struct {
+	client client.Client
+	key    types.NamespacedName
+}
+
+// New returns a Releaser for the Deployment key, reading and writing through
+// c (writes use the sluice field manager).
+func New(c client.Client, key types.NamespacedName) *Releaser {
+	return &Releaser{client: c, key: key}
+}
+
+// Status implements workload.Releaser.
+func (r *Releaser) Status(ctx context.Context) (*workload.Status, error) {
+	d, sets, err := r.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return statusOf(d, sets), nil
+}
+
+// Claim implements workload.Releaser: it records the restore patch, the
+// stable revision and the controlling BatchRelease, pauses the Deployment
+// and sets maxSurge to 0.
+func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
+	d, sets, err := r.read(ctx)
+	if err != nil {
+		return err
+	}
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		return fmt.Errorf("deployment %s has spec.strategy.type Recreate, which cannot be released in batches; use RollingUpdate: %w",
+			r.key, workload.ErrUnsupported)
+	}
+	annotations := map[string]any{}
+	labels := map[string]any{}
+	if _, ok := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !ok {
+		b, err := json.Marshal(newRestorePatch(d))
+		if err != nil {
+			return err
+		}
+		annotations[rolloutsv1beta1.DeploymentOriginalAnnotation] = string(b)
+	}
+	info, err := json.Marshal(owner)
+	if err != nil {
+		return err
+	}
+	if d.Annotations[rolloutsv1beta1.ControlInfoAnnotation] != string(info) {
+		annotations[rolloutsv1beta1.ControlInfoAnnotation] = string(info)
+	}
+	if _, ok := d.Labels[rolloutsv1beta1.StableRevisionLabel]; !ok {
+		if stable := sets.stableCandidate(); stable != nil {
+			labels[rolloutsv1beta1.StableRevisionLabel] = stable.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		}
+	}
+	if len(annotations) == 0 && len(labels) == 0 && d.Spec.Paused {
+		return nil
+	}
+	_, unavailable, err := r.bounds(d)
+	if err != nil {
+		return err
+	}
+	patch := map[string]any{
+		"metadata": map[string]any{"annotations": annotations, "labels": labels},
+		"spec":     specPatch(gate{Mode: modeHold, MaxUnavailable: max(unavailable, 1)}, d),
+	}
+	return r.patch(ctx, d, patch)
+}
+
+// UpgradeBatch implements workload.Releaser.
+func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error) {
+	d, sets, err := r.read(ctx)
+	if err != nil {
+		return false, err
+	}
+	surge, unavailable, err := r.bounds(d)
+	if err != nil {
+		return false, err
+	}
+	in := gateInput{
+		Replicas:    replicasOf(d),
+		Desired:     desired,
+		OldReplicas: sets.oldReplicas(),
+		Surge:       surge,
+		Unavailable: unavailable,
+		Armed:       sets.armed(d),
+	}
+	if sets.current != nil {
+		in.NewReplicas = replicasOfSet(sets.current)
+		in.NewReady = sets.current.Status.ReadyReplicas
+	}
+	g := planGate(in)
+	if err := r.patch(ctx, d, map[string]any{"spec": specPatch(g, d)}); err != nil {
+		return false, err
+	}
+	return g.Mode == modeHold, nil
+}
+
+// Finalize implements workload.Releaser: it applies the restore patch and,
+// with wait, reports done once Kubernetes has finished the rollout.
+func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
+	d, sets, err := r.read(ctx)
+	if apierrors.IsNotFound(err) || err == workload.ErrNotFound {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	p, ok, err := readRestorePatch(d)
+	if err != nil {
+		return false, err
+	}
+	// Without a restore patch the release never claimed the Deployment: the
+	// webhook paused it and nothing else changed.
+	var patch any = map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{
+			rolloutsv1beta1.InProgressingAnnotation: nil,
+			rolloutsv1beta1.ControlInfoAnnotation:   nil,
+		}},
+		"spec": map[string]any{"paused": false},
+	}
+	if ok {
+		patch = p
+	}
+	if ok || hasAny(d.Annotations, rolloutsv1beta1.InProgressingAnnotation, rolloutsv1beta1.ControlInfoAnnotation) {
+		if err := r.patch(ctx, d, patch); err != nil {
+			return false, err
+		}
+		return !wait, nil
+	}
+	return !wait || statusOf(d, sets).UpToDate, nil
+}
+
+// bounds resolves the user's maxSurge and maxUnavailable, from the restore
+// patch while a release holds the Deployment.
+func (r *Releaser) bounds(d *appsv1.Deployment) (surge, unavailable int32, err error) {
+	p, ok, err := readRestorePatch(d)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		p = newRestorePatch(d)
+	}
+	ru := p.Spec.Strategy.RollingUpdate
+	return batch.RollingBounds(ru.MaxSurge, ru.MaxUnavailable, replicasOf(d))
+}
+
+func (r *Releaser) read(ctx context.Context) (*appsv1.Deployment, *replicaSets, error) {
+	d := &appsv1.Deployment{}
+	if err := r.client.Get(ctx, r.key, d); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil, fmt.Errorf("deployment %s: %w", r.key, workload.ErrNotFound)
+		}
+		return nil, nil, fmt.Errorf("reading deployment %s: %w", r.key, err)
+	}
+	sets, err := listReplicaSets(ctx, r.client, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, sets, nil
+}
+
+func (r *Releaser) patch(ctx context.Context, d *appsv1.Deployment, patch any) error {
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+		return fmt.Errorf("patching deployment %s: %w", r.key, err)
+	}
+	return nil
+}
+
+// specPatch is the spec part of a merge patch that puts d in gate g. Fields
+// already at their target are left out, so a settled Deployment gets an
+// empty patch.
+func specPatch(g gate, d *appsv1.Deployment) map[string]any {
+	spec := map[string]any{}
+	paused := g.Mode != modeMove
+	if d.Spec.Paused != paused {
+		spec["paused"] = paused
+	}
+	ru := d.Spec.Strategy.RollingUpdate
+	if ru == nil || ru.MaxSurge == nil || ru.MaxSurge.String() != fmt.Sprint(g.MaxSurge) ||
+		ru.MaxUnavailable == nil || ru.MaxUnavailable.String() != fmt.Sprint(g.MaxUnavailable) {
+		spec["strategy"] = map[string]any{"rollingUpdate": map[string]any{"maxSurge": g.MaxSurge, "maxUnavailable": g.MaxUnavailable}}
+	}
+	if g.Mode == modeHold {
+		if p, ok, _ := readRestorePatch(d); ok {
+			if d.Spec.MinReadySeconds != p.Spec.MinReadySeconds {
+				spec["minReadySeconds"] = p.Spec.MinReadySeconds
+			}
+			if !equalInt32Ptr(d.Spec.ProgressDeadlineSeconds, p.Spec.ProgressDeadlineSeconds) {
+				spec["progressDeadlineSeconds"] = p.Spec.ProgressDeadlineSeconds
+			}
+		}
+		return spec
+	}
+	if d.Spec.MinReadySeconds != heldMinReadySeconds {
+		spec["minReadySeconds"] = heldMinReadySeconds
+	}
+	if d.Spec.ProgressDeadlineSeconds == nil || *d.Spec.ProgressDeadlineSeconds != heldProgressDeadlineSeconds {
+		spec["progressDeadlineSeconds"] = heldProgressDeadlineSeconds
+	}
+	return spec
+}
+
+// statusOf computes the release-relevant status of d.
+func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
+	n := replicasOf(d)
+	s := &workload.Status{
+		Generation:         d.Generation,
+		ObservedGeneration: d.Status.ObservedGeneration,
+		Replicas:           n,
+		StableRevision:     d.Labels[rolloutsv1beta1.StableRevisionLabel],
+		UpdateRevision:     templateHash(&d.Spec.Template, nil),
+		RolloutID:          rolloutID(d.Labels, d.Annotations),
+		InProgressRollout:  inProgressRollout(d.Annotations),
+	}
+	if cur := sets.current; cur != nil {
+		s.PodTemplateHash = cur.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		s.UpdatedReplicas = cur.Status.Replicas
+		s.UpdatedReadyReplicas = cur.Status.ReadyReplicas
+		s.InRollback = s.StableRevision != "" && s.PodTemplateHash == s.StableRevision
+	} else {
+		s.PodTemplateHash = templateHash(&d.Spec.Template, d.Status.CollisionCount)
+	}
+	s.UpToDate = !d.Spec.Paused && d.Spec.MinReadySeconds != heldMinReadySeconds &&
+		d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas == n && d.Status.Replicas == n && d.Status.AvailableReplicas == n
+	return s
+}
+
+func replicasOf(d *appsv1.Deployment) int32 {
+	if d.Spec.Replicas == nil {
+		return 1
+	}
+	return *d.Spec.Replicas
+}
+
+// rolloutID reads rollouts.kruise.io/rollout-id, preferring the annotation
+// (which the webhook compares) over the label.
+func rolloutID(labels, annotations map[string]string) string {
+	if v := annotations[rolloutsv1beta1.RolloutIDLabel]; v != "" {
+		return v
+	}
+	return labels[rolloutsv1beta1.RolloutIDLabel]
+}
+
+func inProgressRollout(annotations map[string]string) string {
+	raw := annotations[rolloutsv1beta1.InProgressingAnnotation]
+	if raw == "" {
+		return ""
+	}
+	var v struct {
+		RolloutName string `json:"rolloutName"`
+	}
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return strings.TrimSpace(raw)
+	}
+	return v.RolloutName
+}
+
+func hasAny(m map[string]string, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,106 @@
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// replicaSets are the ReplicaSets a Deployment controls, split into the one
+// whose template is the Deployment's (current) and the others.
+type replicaSets struct {
+	current *appsv1.ReplicaSet
+	old     []*appsv1.ReplicaSet
+}
+
+func listReplicaSets(ctx context.Context, c client.Reader, d *appsv1.Deployment) (*replicaSets, error) {
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	list := &appsv1.ReplicaSetList{}
+	if err := c.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing replicasets of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	sets := &replicaSets{}
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID || rs.DeletionTimestamp != nil {
+			continue
+		}
+		if sets.current == nil && equalIgnoringHash(&rs.Spec.Template, &d.Spec.Template) {
+			sets.current = rs
+			continue
+		}
+		sets.old = append(sets.old, rs)
+	}
+	sort.Slice(sets.old, func(i, j int) bool { return revisionOf(sets.old[i]) > revisionOf(sets.old[j]) })
+	return sets, nil
+}
+
+// oldReplicas is the sum of spec.replicas of the non-current ReplicaSets.
+func (s *replicaSets) oldReplicas() int32 {
+	var n int32
+	for _, rs := range s.old {
+		n += replicasOfSet(rs)
+	}
+	return n
+}
+
+// stableCandidate is the ReplicaSet being replaced: the active old one with
+// the highest revision, or the newest old one when none is active.
+func (s *replicaSets) stableCandidate() *appsv1.ReplicaSet {
+	for _, rs := range s.old {
+		if replicasOfSet(rs) > 0 {
+			return rs
+		}
+	}
+	if len(s.old) > 0 {
+		return s.old[0]
+	}
+	return nil
+}
+
+// armed reports whether new pods can no longer count as available: the
+// Deployment and its current ReplicaSet carry the inflated minReadySeconds
+// and the ReplicaSet's status reflects it.
+func (s *replicaSets) armed(d *appsv1.Deployment) bool {
+	if d.Spec.MinReadySeconds != heldMinReadySeconds {
+		return false
+	}
+	rs := s.current
+	if rs == nil {
+		return true
+	}
+	return rs.Spec.MinReadySeconds == heldMinReadySeconds &&
+		rs.Status.ObservedGeneration >= rs.Generation &&
+		rs.Status.AvailableReplicas == 0
+}
+
+func replicasOfSet(rs *appsv1.ReplicaSet) int32 {
+	if rs.Spec.Replicas == nil {
+		return 1
+	}
+	return *rs.Spec.Replicas
+}
+
+func revisionOf(rs *appsv1.ReplicaSet) int64 {
+	v, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
+	return v
+}
+
+// equalIgnoringHash compares two pod templates, ignoring the
+// pod-template-hash label that ReplicaSets carry.
+func equalIgnoringHash(a, b *corev1.PodTemplateSpec) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	return apiequality.Semantic.DeepEqual(a, b)
+}

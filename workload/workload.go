@@ -1,0 +1,91 @@
+// Package workload defines the one interface through which sluice releases
+// any kind of workload in batches. Each kind has its own adapter package
+// (workload/deployment, ...); workload/lookup picks the adapter for a
+// reference.
+package workload
+
+import (
+	"context"
+	"errors"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// ErrNotFound is returned when the referenced workload does not exist.
+var ErrNotFound = errors.New("workload not found")
+
+// ErrUnsupported is wrapped by errors for kinds and settings that sluice
+// cannot release; the message says which and what to change.
+var ErrUnsupported = errors.New("unsupported")
+
+// Status is what a release needs to know about a workload.
+type Status struct {
+	// Generation and ObservedGeneration of the workload; while they differ
+	// the workload's controller has not caught up and counts are stale.
+	Generation, ObservedGeneration int64
+
+	// Replicas is the desired number of pods.
+	Replicas int32
+
+	// UpdatedReplicas and UpdatedReadyReplicas count the pods running the
+	// update revision, and those of them that are ready.
+	UpdatedReplicas, UpdatedReadyReplicas int32
+
+	// StableRevision is the revision being replaced (empty when no release
+	// is in progress and nothing is being replaced).
+	StableRevision string
+
+	// UpdateRevision identifies the workload's current pod template.
+	UpdateRevision string
+
+	// PodTemplateHash is the label value that selects pods of the update
+	// revision; empty until such pods exist.
+	PodTemplateHash string
+
+	// RolloutID is the workload's rollouts.kruise.io/rollout-id.
+	RolloutID string
+
+	// InProgressRollout names the Rollout that holds the workload, from the
+	// rollouts.kruise.io/in-progressing annotation; empty when none.
+	InProgressRollout string
+
+	// InRollback is true when the pod template went back to the stable
+	// revision during a release.
+	InRollback bool
+
+	// UpToDate is true when every pod runs the update revision and the
+	// workload's own controller reports the rollout complete.
+	UpToDate bool
+}
+
+// Releaser releases one workload in batches. Implementations must leave the
+// workload, at every moment, in a state its own controller can finish
+// without sluice.
+type Releaser interface {
+	// Status reads the workload. It returns ErrNotFound when it is gone.
+	Status(ctx context.Context) (*Status, error)
+
+	// Claim takes control of the workload for a release and records what
+	// Finalize needs to restore it. It is idempotent.
+	Claim(ctx context.Context, owner Owner) error
+
+	// UpgradeBatch moves the workload towards desired pods on the update
+	// revision. It reports true once the workload's pods are placed; their
+	// readiness is judged by the caller from Status.
+	UpgradeBatch(ctx context.Context, desired int32) (placed bool, err error)
+
+	// Finalize hands the workload back to its own controller, restoring
+	// every field sluice changed. With wait it reports true only once the
+	// workload is fully updated; without, once it is handed back.
+	Finalize(ctx context.Context, wait bool) (done bool, err error)
+}
+
+// Owner identifies the BatchRelease controlling a workload.
+type Owner struct {
+	// BatchRelease is the name of the controlling BatchRelease.
+	BatchRelease string
+	// Rollout is the name of the Rollout behind it, if any.
+	Rollout string
+	// Ref is the workload reference.
+	Ref rolloutsv1beta1.ObjectRef
+}
