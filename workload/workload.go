@@ -53,6 +53,9 @@ type Status struct {
 	// revision during a release.
 	InRollback bool
 
+	// Labels are the workload's labels.
+	Labels map[string]string
+
 	// UpToDate is true when every pod runs the update revision and the
 	// workload's own controller reports the rollout complete.
 	UpToDate bool

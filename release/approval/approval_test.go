@@ -97,3 +97,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestResolve(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := EncodeContext(Context{By: "alice", At: at, Revision: "r1"})
+	tests := []struct {
+		name, value, context string
+		want                 Approval
+		wantErr              bool
+	}{
+		{name: "pinned by context", value: "2", context: ctx, want: Approval{Step: 2, Revision: "r1", By: "alice"}},
+		{name: "explicit revision wins", value: "step=2,revision=r2", context: ctx, want: Approval{Step: 2, Revision: "r2", By: "alice"}},
+		{name: "no context, no revision", value: "2", want: Approval{Step: 2}},
+		{name: "damaged context", value: "2", context: "{", want: Approval{Step: 2}},
+		{name: "bad value", value: "x", context: ctx, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Resolve(tt.value, tt.context)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Resolve() error = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && (got.Step != tt.want.Step || got.Revision != tt.want.Revision || got.By != tt.want.By) {
+				t.Fatalf("Resolve() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

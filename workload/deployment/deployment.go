@@ -245,6 +245,7 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 		UpdateRevision:     templateHash(&d.Spec.Template, nil),
 		RolloutID:          rolloutID(d.Labels, d.Annotations),
 		InProgressRollout:  inProgressRollout(d.Annotations),
+		Labels:             d.Labels,
 	}
 	if cur := sets.current; cur != nil {
 		s.PodTemplateHash = cur.Labels[appsv1.DefaultDeploymentUniqueLabelKey]

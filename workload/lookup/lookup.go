@@ -75,3 +75,17 @@ func New(c client.Client, namespace string, ref rolloutsv1beta1.ObjectRef) (work
 	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
 	return deployment.New(c, key), nil
 }
+
+// WorkloadType is the rollouts.kruise.io/workload-type label value for ref.
+func WorkloadType(ref rolloutsv1beta1.ObjectRef) string {
+	gk, _ := GroupKind(ref)
+	switch gk.Kind {
+	case "Deployment":
+		return rolloutsv1beta1.WorkloadTypeDeployment
+	case "CloneSet":
+		return rolloutsv1beta1.WorkloadTypeCloneSet
+	case "DaemonSet":
+		return rolloutsv1beta1.WorkloadTypeDaemonSet
+	}
+	return rolloutsv1beta1.WorkloadTypeStatefulSet
+}

@@ -66,11 +66,18 @@ const (
 
 // Annotations of sluice's own, where the OpenKruise API has no field.
 const (
-	// ApproveAnnotation on a Rollout approves a paused step and records who
-	// approved it. Its value is JSON: {"revision":"<canary revision>",
-	// "step":<n>,"by":"<who>","via":"<how>"}. An approval applies only to the
-	// named revision and step.
+	// ApproveAnnotation on a Rollout approves the paused steps of one
+	// revision up to a step. Its value is the step ("2"), "step=2,revision=
+	// <canary revision>", or JSON {"step":2,"revision":"..."}. Without a
+	// revision it applies to the revision being released when it was
+	// written. sluice never rewrites it, so it can live in Git.
 	ApproveAnnotation = "sluice.dev/approve"
+
+	// ApproveContextAnnotation is written by sluice's admission webhook
+	// whenever sluice.dev/approve changes: who wrote it (as the API server
+	// authenticated them), when, and the revision being released then. Values
+	// written by anyone else are discarded.
+	ApproveContextAnnotation = "sluice.dev/approve-context"
 
 	// ApprovalsAnnotation on a Rollout lists the approvals applied to the
 	// current release, newest last, as JSON.

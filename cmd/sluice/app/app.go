@@ -1,0 +1,178 @@
+// Package app wires the sluice manager: the Rollout and BatchRelease
+// controllers, the admission webhooks, metrics and health endpoints. The
+// sluice command runs it; tests and benchmarks run it in-process.
+package app
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/controllers/batchrelease"
+	"github.com/sluice-dev/sluice/controllers/rollout"
+	rolloutwebhook "github.com/sluice-dev/sluice/webhook/rollout"
+	workloadwebhook "github.com/sluice-dev/sluice/webhook/workload"
+	"github.com/sluice-dev/sluice/workload/lookup"
+)
+
+// Options configure the manager.
+type Options struct {
+	// MetricsAddr serves Prometheus metrics ("0" disables).
+	MetricsAddr string
+	// ProbeAddr serves /healthz and /readyz ("0" disables).
+	ProbeAddr string
+	// LeaderElect turns on leader election; LeaderElectionNamespace is
+	// where its Lease lives (defaults to the in-cluster namespace).
+	LeaderElect             bool
+	LeaderElectionNamespace string
+	// Local runs the manager as a process outside the cluster: it makes its
+	// own webhook certificate and registers its webhooks with URLs on
+	// 127.0.0.1, removing them again when it stops.
+	Local bool
+	// WebhookHost and WebhookPort are where the webhooks listen (port 0 in
+	// local mode picks a free one).
+	WebhookHost string
+	WebhookPort int
+	// CertDir holds tls.crt and tls.key (in a cluster, the mounted secret).
+	CertDir string
+	// WebhookConfigName names the webhook configurations registered in
+	// local mode.
+	WebhookConfigName string
+	// WorkloadFailurePolicy is the failure policy of the workload webhook
+	// registered in local mode: Ignore or Fail.
+	WorkloadFailurePolicy string
+	// WrapTransport, when set, wraps the transport of every API client
+	// (benchmarks count requests with it).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// OnReady, when set, is called in local mode once the webhooks are
+	// registered and served.
+	OnReady func()
+	// Logger is the root logger.
+	Logger logr.Logger
+}
+
+// Scheme returns the scheme with every kind sluice reads or writes.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := rolloutsv1beta1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run runs the manager until ctx is done.
+func Run(ctx context.Context, cfg *rest.Config, o Options) error {
+	cfg = rest.CopyConfig(cfg)
+	if o.WrapTransport != nil {
+		cfg.Wrap(o.WrapTransport)
+	}
+	ctrl.SetLogger(o.Logger)
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	var local *localWebhooks
+	if o.Local {
+		if local, err = prepareLocal(&o); err != nil {
+			return err
+		}
+		defer func() { _ = os.RemoveAll(local.certDir) }()
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Logger:                  o.Logger,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
+		HealthProbeBindAddress:  o.ProbeAddr,
+		LeaderElection:          o.LeaderElect,
+		LeaderElectionID:        "sluice.rollouts.kruise.io",
+		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := setup(ctx, mgr); err != nil {
+		return err
+	}
+	if local != nil {
+		local.client = mgr.GetClient()
+		local.started = mgr.GetWebhookServer().StartedChecker()
+		local.onReady = o.OnReady
+		if err := mgr.Add(local); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// setup registers the controllers and webhooks with mgr.
+func setup(ctx context.Context, mgr ctrl.Manager) error {
+	recorder := mgr.GetEventRecorder("sluice")
+	clk := clock.RealClock{}
+	if err := (&rollout.Reconciler{
+		Client: mgr.GetClient(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the rollout controller: %w", err)
+	}
+	if err := (&batchrelease.Reconciler{
+		Client: mgr.GetClient(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+	}).SetupWithManager(ctx, mgr); err != nil {
+		return fmt.Errorf("setting up the batchrelease controller: %w", err)
+	}
+	decoder := admission.NewDecoder(mgr.GetScheme())
+	srv := mgr.GetWebhookServer()
+	srv.Register(workloadwebhook.DeploymentPath, &webhook.Admission{Handler: &workloadwebhook.DeploymentHandler{
+		Client: mgr.GetClient(), Decoder: decoder}})
+	srv.Register(rolloutwebhook.ValidatePath, &webhook.Admission{Handler: &rolloutwebhook.Validator{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Decoder: decoder}})
+	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
+		Decoder: decoder, Clock: clk}})
+	return nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return strconv.Atoi(port)
+}
+
+// failurePolicy parses a failure policy name, defaulting to Ignore.
+func failurePolicy(s string) (admissionregistrationv1.FailurePolicyType, error) {
+	switch s {
+	case "", string(admissionregistrationv1.Ignore):
+		return admissionregistrationv1.Ignore, nil
+	case string(admissionregistrationv1.Fail):
+		return admissionregistrationv1.Fail, nil
+	}
+	return "", fmt.Errorf("--workload-webhook-failure-policy %q: use Ignore or Fail", s)
+}

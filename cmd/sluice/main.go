@@ -1,0 +1,44 @@
+// Command sluice is the sluice manager: the Rollout and BatchRelease
+// controllers and their admission webhooks.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/sluice-dev/sluice/cmd/sluice/app"
+)
+
+func main() {
+	var o app.Options
+	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
+	flag.BoolVar(&o.LeaderElect, "leader-elect", false, "Elect a leader among replicas; only the leader runs controllers.")
+	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
+	flag.BoolVar(&o.Local, "local", false, "Run outside the cluster: make a webhook certificate and register the webhooks with URLs on 127.0.0.1.")
+	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhooks (0 with --local picks a free one).")
+	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory with tls.crt and tls.key for the webhooks (ignored with --local).")
+	flag.StringVar(&o.WebhookConfigName, "webhook-config-name", "sluice-local", "Name of the webhook configurations registered with --local.")
+	flag.StringVar(&o.WorkloadFailurePolicy, "workload-webhook-failure-policy", "Ignore", "With --local: Ignore lets workload updates through when sluice is down, Fail blocks them.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+
+	o.Logger = zap.New(zap.UseFlagOptions(&zapOpts))
+	if o.Local && o.WebhookPort == 9443 {
+		o.WebhookPort = 0
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sluice: no Kubernetes configuration: %v (set KUBECONFIG or use --kubeconfig)\n", err)
+		os.Exit(1)
+	}
+	if err := app.Run(ctrl.SetupSignalHandler(), cfg, o); err != nil {
+		fmt.Fprintf(os.Stderr, "sluice: %v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,80 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// ensureBatchRelease creates the Rollout's BatchRelease, or patches its plan,
+// so that it releases up to partition (nil: everything, then hands back).
+func (r *Reconciler) ensureBatchRelease(ctx context.Context, s *scope, partition *int32, policy rolloutsv1beta1.FinalizingPolicyType) error {
+	plan := planOf(s.ro, partition, policy)
+	if s.br == nil {
+		br := &rolloutsv1beta1.BatchRelease{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:      s.ro.Name,
+				Namespace: s.ro.Namespace,
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s.ro,
+					rolloutsv1beta1.GroupVersion.WithKind("Rollout"))},
+			},
+			Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: s.ro.Spec.WorkloadRef, ReleasePlan: plan},
+		}
+		log.FromContext(ctx).Info("Creating BatchRelease", "partition", partition)
+		if err := r.Client.Create(ctx, br, client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+			return fmt.Errorf("creating batchrelease: %w", err)
+		}
+		return nil
+	}
+	// A merge patch that names every plan field, so batchPartition: null
+	// is sent when everything is to be released.
+	b, err := json.Marshal(map[string]any{"spec": map[string]any{"releasePlan": map[string]any{
+		"batches":          plan.Batches,
+		"batchPartition":   plan.BatchPartition,
+		"rolloutID":        plan.RolloutID,
+		"failureThreshold": plan.FailureThreshold,
+		"finalizingPolicy": plan.FinalizingPolicy,
+		"rollingStyle":     plan.RollingStyle,
+	}}})
+	if err != nil {
+		return err
+	}
+	if err := r.Client.Patch(ctx, s.br, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+		return fmt.Errorf("updating batchrelease: %w", err)
+	}
+	return nil
+}
+
+// planOf turns the Rollout's steps into a release plan.
+func planOf(ro *rolloutsv1beta1.Rollout, partition *int32, policy rolloutsv1beta1.FinalizingPolicyType) rolloutsv1beta1.ReleasePlan {
+	plan := rolloutsv1beta1.ReleasePlan{
+		BatchPartition:   partition,
+		FinalizingPolicy: policy,
+		RollingStyle:     rolloutsv1beta1.PartitionRollingStyle,
+	}
+	if c := ro.Spec.Strategy.Canary; c != nil {
+		plan.FailureThreshold = c.FailureThreshold
+		for _, st := range c.Steps {
+			replicas := intstr.FromString("100%")
+			if st.Replicas != nil {
+				replicas = *st.Replicas
+			}
+			plan.Batches = append(plan.Batches, rolloutsv1beta1.ReleaseBatch{CanaryReplicas: replicas})
+		}
+	}
+	if len(plan.Batches) == 0 {
+		plan.Batches = []rolloutsv1beta1.ReleaseBatch{{CanaryReplicas: intstr.FromString("100%")}}
+	}
+	if cs := ro.Status.CanaryStatus; cs != nil {
+		plan.RolloutID = cs.ObservedRolloutID
+	}
+	return plan
+}

@@ -1,0 +1,85 @@
+// Package rollout runs the Rollout controller: for each Rollout it observes
+// the workload and the BatchRelease, asks the pure step machine
+// (release/canary) what comes next, carries out the actions and writes the
+// status.
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/canary"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+// WorkloadFactory returns the adapter for a workload reference.
+type WorkloadFactory func(c client.Client, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error)
+
+// Reconciler reconciles Rollouts.
+type Reconciler struct {
+	// Client reads from the cache and writes to the API server.
+	Client client.Client
+	// Recorder records events on Rollouts.
+	Recorder events.EventRecorder
+	// Clock is the time source.
+	Clock clock.PassiveClock
+	// Workloads returns the adapter for a workload reference.
+	Workloads WorkloadFactory
+}
+
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts/finalizers,verbs=update
+// +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile moves one Rollout forward.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ro := &rolloutsv1beta1.Rollout{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	logger := log.FromContext(ctx).WithValues("rollout", klog.KObj(ro))
+	ctx = log.IntoContext(ctx, logger)
+
+	deleting := !ro.DeletionTimestamp.IsZero()
+	if deleting && !controllerutil.ContainsFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	if !deleting && !controllerutil.ContainsFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
+		if err := r.addFinalizer(ctx, ro); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+
+	s, err := r.observe(ctx, ro)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	status, actions := canary.Next(ro, s.obs)
+	actErr := r.act(ctx, s, actions)
+	ro.Status = status
+	if err := r.patchStatus(ctx, s); err != nil {
+		return reconcile.Result{}, errors.Join(actErr, err)
+	}
+	if actErr != nil {
+		return reconcile.Result{}, actErr
+	}
+	if actions.RemoveFinalizer {
+		if err := r.removeFinalizer(ctx, s); err != nil {
+			return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
+		}
+	}
+	return reconcile.Result{RequeueAfter: actions.RequeueAfter}, nil
+}

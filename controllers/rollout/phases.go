@@ -1,0 +1,187 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/release/canary"
+	"github.com/sluice-dev/sluice/release/support"
+	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/lookup"
+)
+
+// scope is what one reconcile of a Rollout works on.
+type scope struct {
+	ro       *rolloutsv1beta1.Rollout
+	base     *rolloutsv1beta1.Rollout
+	releaser workload.Releaser
+	br       *rolloutsv1beta1.BatchRelease
+	obs      canary.Observation
+}
+
+// observe gathers the workload, the BatchRelease and the approvals, and
+// labels the workload so the admission webhook sees its updates.
+func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*scope, error) {
+	s := &scope{ro: ro, base: ro.DeepCopy()}
+	s.obs.Now = r.Clock.Now()
+	s.obs.Deleting = !ro.DeletionTimestamp.IsZero()
+	s.obs.Blocking, s.obs.Ignored = support.Analyze(ro)
+
+	releaser, err := r.Workloads(r.Client, ro.Namespace, ro.Spec.WorkloadRef)
+	if err == nil {
+		s.releaser = releaser
+		ws, err := releaser.Status(ctx)
+		switch {
+		case errors.Is(err, workload.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			s.obs.Workload = ws
+		}
+	} else if !errors.Is(err, workload.ErrUnsupported) {
+		return nil, err
+	}
+	if s.obs.Workload != nil && !s.obs.Deleting {
+		if err := r.labelWorkload(ctx, ro, s.obs.Workload.Labels); err != nil {
+			return nil, err
+		}
+	}
+
+	br := &rolloutsv1beta1.BatchRelease{}
+	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(ro), br); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("reading batchrelease: %w", err)
+	default:
+		s.br = br
+		s.obs.BatchRelease = viewOf(br)
+	}
+
+	if raw, ok := ro.Annotations[rolloutsv1beta1.ApproveAnnotation]; ok {
+		a, err := approval.Resolve(raw, ro.Annotations[rolloutsv1beta1.ApproveContextAnnotation])
+		if err != nil {
+			r.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, "InvalidApproval", "Approve",
+				"Annotation %s ignored: %v", rolloutsv1beta1.ApproveAnnotation, err)
+		} else {
+			s.obs.Approval = &a
+		}
+	}
+	s.obs.StatusApprover = statusApprover(ro)
+	return s, nil
+}
+
+// labelWorkload sets rollouts.kruise.io/workload-type on the workload.
+func (r *Reconciler) labelWorkload(ctx context.Context, ro *rolloutsv1beta1.Rollout, labels map[string]string) error {
+	want := lookup.WorkloadType(ro.Spec.WorkloadRef)
+	if labels[rolloutsv1beta1.WorkloadTypeLabel] == want {
+		return nil
+	}
+	return r.patchWorkloadLabel(ctx, ro, &want)
+}
+
+// patchWorkloadLabel sets (or with nil removes) the workload-type label.
+func (r *Reconciler) patchWorkloadLabel(ctx context.Context, ro *rolloutsv1beta1.Rollout, value *string) error {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(schema.FromAPIVersionAndKind(ro.Spec.WorkloadRef.APIVersion, ro.Spec.WorkloadRef.Kind))
+	obj.SetNamespace(ro.Namespace)
+	obj.SetName(ro.Spec.WorkloadRef.Name)
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{rolloutsv1beta1.WorkloadTypeLabel: value}}})
+	err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("labelling %s %s: %w", ro.Spec.WorkloadRef.Kind, ro.Spec.WorkloadRef.Name, err)
+	}
+	return nil
+}
+
+// act carries out the step machine's actions.
+func (r *Reconciler) act(ctx context.Context, s *scope, a canary.Actions) error {
+	logger := log.FromContext(ctx)
+	for _, e := range a.Events {
+		r.Recorder.Eventf(s.ro, nil, e.Type, e.Reason, "Release", "%s", e.Message)
+	}
+	if a.Approved != nil {
+		if err := r.recordApproval(ctx, s, *a.Approved); err != nil {
+			return err
+		}
+	}
+	switch a.BatchRelease {
+	case canary.EnsureBatchRelease:
+		if err := r.ensureBatchRelease(ctx, s, a.Partition, a.Policy); err != nil {
+			return err
+		}
+	case canary.DeleteBatchRelease:
+		if s.br != nil && s.br.DeletionTimestamp.IsZero() {
+			logger.Info("Deleting BatchRelease")
+			if err := r.Client.Delete(ctx, s.br, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("deleting batchrelease: %w", err)
+			}
+		}
+	case canary.KeepBatchRelease:
+	}
+	if a.HandBack && s.releaser != nil {
+		if _, err := s.releaser.Finalize(ctx, false); err != nil {
+			return fmt.Errorf("handing the workload back: %w", err)
+		}
+	}
+	return nil
+}
+
+// recordApproval appends an applied approval to sluice.dev/approvals.
+func (r *Reconciler) recordApproval(ctx context.Context, s *scope, a approval.Approval) error {
+	raw, err := approval.Append(s.ro.Annotations[rolloutsv1beta1.ApprovalsAnnotation], a)
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{rolloutsv1beta1.ApprovalsAnnotation: raw}}})
+	obj := s.ro.DeepCopy()
+	if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+		return fmt.Errorf("recording approval: %w", err)
+	}
+	// The status patch that follows is guarded by this new version.
+	s.base.ResourceVersion = obj.ResourceVersion
+	log.FromContext(ctx).Info("Approval applied", "step", a.Step, "revision", a.Revision, "by", a.By, "via", a.Via)
+	return nil
+}
+
+func (r *Reconciler) addFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollout) error {
+	obj := ro.DeepCopy()
+	base := obj.DeepCopy()
+	controllerutil.AddFinalizer(obj, rolloutsv1beta1.RolloutFinalizer)
+	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+		return fmt.Errorf("adding finalizer: %w", err)
+	}
+	ro.ResourceVersion = obj.ResourceVersion
+	ro.Finalizers = obj.Finalizers
+	return nil
+}
+
+// removeFinalizer lets a deleted Rollout go, after removing the label it
+// put on the workload.
+func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) error {
+	if s.obs.Workload != nil {
+		if err := r.patchWorkloadLabel(ctx, s.ro, nil); err != nil {
+			return err
+		}
+	}
+	obj := &rolloutsv1beta1.Rollout{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.ro), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	base := obj.DeepCopy()
+	controllerutil.RemoveFinalizer(obj, rolloutsv1beta1.RolloutFinalizer)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
+		client.FieldOwner(rolloutsv1beta1.FieldManager)))
+}

@@ -1,0 +1,186 @@
+package canary
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+// progressing runs one transition of a Rollout in phase Progressing,
+// according to the reason of its Progressing condition.
+func (m *machine) progressing() {
+	w := m.obs.Workload
+	switch m.progressingReason() {
+	case rolloutsv1beta1.ProgressingReasonInitializing:
+		m.initialize()
+	case rolloutsv1beta1.ProgressingReasonInRolling, rolloutsv1beta1.ProgressingReasonPaused:
+		switch {
+		case w.InRollback:
+			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: rolling back at once", m.canary().StableRevision)
+			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCancelling, "Rolling back to the stable revision")
+		case !m.ownsWorkload() && w.UpToDate:
+			m.event(corev1.EventTypeNormal, "Completed", "The workload was fully released outside sluice")
+			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "Workload fully released outside sluice")
+		case m.ro.Spec.Strategy.Paused:
+			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonPaused, "Rollout is paused (spec.strategy.paused)")
+			m.st.Message = fmt.Sprintf("Paused at step %d/%d (spec.strategy.paused)", m.canary().CurrentStepIndex, len(m.steps()))
+		case w.UpdateRevision != m.canary().CanaryRevision:
+			m.event(corev1.EventTypeNormal, "Restarted", "New revision %s while releasing %s: restarting at step 1",
+				w.UpdateRevision, m.canary().CanaryRevision)
+			m.act.BatchRelease = DeleteBatchRelease
+			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Restarting for revision "+w.UpdateRevision)
+		default:
+			if m.progressingReason() == rolloutsv1beta1.ProgressingReasonPaused {
+				m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInRolling, "Resumed")
+			}
+			m.replan()
+			m.runStep()
+		}
+	case rolloutsv1beta1.ProgressingReasonFinalising:
+		m.finish(rolloutsv1beta1.WaitResumeFinalizingPolicy, true)
+	case rolloutsv1beta1.ProgressingReasonCancelling:
+		m.finish(rolloutsv1beta1.ImmediateFinalizingPolicy, false)
+	default:
+		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "")
+	}
+}
+
+// initialize starts the release of the workload's update revision.
+func (m *machine) initialize() {
+	w := m.obs.Workload
+	if m.obs.BatchRelease != nil {
+		// A BatchRelease of an earlier release must go first.
+		m.act.BatchRelease = DeleteBatchRelease
+		return
+	}
+	stable := w.StableRevision
+	if old := m.st.CanaryStatus; old != nil && old.StableRevision != "" && old.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
+		stable = old.StableRevision // a restarted release keeps its stable revision
+	} else if old != nil && old.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && old.CanaryRevision != "" {
+		stable = old.CanaryRevision
+	}
+	m.st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{
+		CommonStatus: rolloutsv1beta1.CommonStatus{
+			ObservedWorkloadGeneration: w.Generation,
+			ObservedRolloutID:          rolloutIDOf(w),
+			RolloutHash:                Hash(m.ro),
+			StableRevision:             stable,
+			PodTemplateHash:            w.PodTemplateHash,
+			CurrentStepIndex:           1,
+			NextStepIndex:              nextIndex(1, len(m.steps())),
+			CurrentStepState:           rolloutsv1beta1.CanaryStepStateBeforeUpgrade,
+			LastUpdateTime:             ptrTime(m.now()),
+		},
+		CanaryRevision: w.UpdateRevision,
+	}
+	m.event(corev1.EventTypeNormal, "Progressing", "Releasing revision %s in %d steps", w.UpdateRevision, len(m.steps()))
+	m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInRolling, "Release started")
+	m.removeCondition(rolloutsv1beta1.RolloutConditionSucceeded)
+}
+
+// finish hands the workload back after success (WaitResume) or rollback
+// (Immediate) and completes the release.
+func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bool) {
+	cs := m.canary()
+	cs.FinalisingStep = rolloutsv1beta1.FinalisingStepResumeWorkload
+	if m.obs.BatchRelease != nil && m.obs.BatchRelease.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
+		cs.FinalisingStep = rolloutsv1beta1.FinalisingStepReleaseWorkloadControl
+	}
+	if !m.releaseWorkload(policy) {
+		m.st.Message = "Handing the workload back to its controller"
+		return
+	}
+	if success && !m.obs.Workload.UpToDate {
+		m.st.Message = "Waiting for the workload to finish its rollout"
+		return
+	}
+	cs.FinalisingStep = rolloutsv1beta1.FinalisingStepEnd
+	cs.CurrentStepState = rolloutsv1beta1.CanaryStepStateCompleted
+	cs.NextStepIndex = -1
+	cs.LastUpdateTime = ptrTime(m.now())
+	m.st.Phase = rolloutsv1beta1.RolloutPhaseHealthy
+	m.setProgressing(corev1.ConditionFalse, rolloutsv1beta1.ProgressingReasonCompleted, "Release finished")
+	if success {
+		cs.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
+		cs.StableRevision = cs.CanaryRevision
+		m.st.Message = "Rollout completed: revision " + cs.CanaryRevision + " released"
+		m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCompleted, m.st.Message)
+		m.event(corev1.EventTypeNormal, "Completed", "%s", m.st.Message)
+		return
+	}
+	m.st.Message = "Rolled back to revision " + cs.StableRevision
+	m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionFalse, "RolledBack", m.st.Message)
+	m.event(corev1.EventTypeNormal, "RolledBack", "%s", m.st.Message)
+}
+
+// replan moves the current step when the steps changed mid-release: to the
+// first step that does not release fewer pods than are already released.
+func (m *machine) replan() {
+	cs := m.canary()
+	h := Hash(m.ro)
+	if cs.RolloutHash == h {
+		return
+	}
+	cs.RolloutHash = h
+	steps := m.steps()
+	released := m.obs.Workload.UpdatedReplicas
+	idx := int32(len(steps)) //nolint:gosec // at most 50 steps
+	for i := range steps {
+		want, err := batch.DesiredUpdated(steps[i].Replicas, m.obs.Workload.Replicas)
+		if err == nil && want >= released {
+			idx = int32(i + 1) //nolint:gosec // at most 50 steps
+			break
+		}
+	}
+	m.event(corev1.EventTypeNormal, "Replanned", "Steps changed: continuing at step %d", idx)
+	m.enterStep(idx)
+}
+
+// enterStep makes idx the current step, about to upgrade.
+func (m *machine) enterStep(idx int32) {
+	cs := m.canary()
+	cs.CurrentStepIndex = idx
+	cs.NextStepIndex = nextIndex(idx, len(m.steps()))
+	cs.CurrentStepState = rolloutsv1beta1.CanaryStepStateBeforeUpgrade
+	cs.LastUpdateTime = ptrTime(m.now())
+}
+
+func (m *machine) canary() *rolloutsv1beta1.CanaryStatus {
+	if m.st.CanaryStatus == nil {
+		m.st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{}
+	}
+	return m.st.CanaryStatus
+}
+
+func (m *machine) steps() []rolloutsv1beta1.CanaryStep {
+	if c := m.ro.Spec.Strategy.Canary; c != nil {
+		return c.Steps
+	}
+	return nil
+}
+
+func nextIndex(idx int32, steps int) int32 {
+	if int(idx) >= steps {
+		return -1
+	}
+	return idx + 1
+}
+
+func rolloutIDOf(w *workload.Status) string {
+	if w.RolloutID != "" {
+		return w.RolloutID
+	}
+	return w.UpdateRevision
+}
+
+func ptrTime[T any](t T) *T { return &t }
+
+// remaining is how long until d has passed since t, never negative.
+func remaining(now, t time.Time, d time.Duration) time.Duration {
+	return max(t.Add(d).Sub(now), 0)
+}

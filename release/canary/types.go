@@ -1,0 +1,104 @@
+// Package canary is the pure step machine of a canary (or multi-batch)
+// Rollout: given the Rollout and what the controller observed, it returns the
+// next status and the actions to take. It reads no clients and no clocks.
+package canary
+
+import (
+	"time"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+// Observation is what the controller saw before calling Next.
+type Observation struct {
+	// Now is the reconcile time.
+	Now time.Time
+	// Deleting is true when the Rollout has a deletion timestamp.
+	Deleting bool
+	// Workload is the workload's status; nil when it does not exist.
+	Workload *workload.Status
+	// BatchRelease is the Rollout's BatchRelease; nil when there is none.
+	BatchRelease *BatchReleaseView
+	// Blocking lists settings that keep this version of sluice from
+	// releasing the workload at all (e.g. an unsupported kind).
+	Blocking []string
+	// Ignored lists settings that are stored but have no effect yet.
+	Ignored []string
+	// Approval is the parsed sluice.dev/approve annotation, if any.
+	Approval *approval.Approval
+	// StatusApprover names who set currentStepState to StepReady through
+	// the status subresource (kubectl-kruise rollout approve), from the
+	// field manager that owns it; empty when unknown.
+	StatusApprover string
+}
+
+// BatchReleaseView is the part of a BatchRelease the machine reads.
+type BatchReleaseView struct {
+	// Partition is spec.releasePlan.batchPartition.
+	Partition *int32
+	// Policy is spec.releasePlan.finalizingPolicy.
+	Policy rolloutsv1beta1.FinalizingPolicyType
+	// Generation and ObservedGeneration of the BatchRelease.
+	Generation, ObservedGeneration int64
+	// Phase, CurrentBatch and BatchState from its status.
+	Phase        rolloutsv1beta1.RolloutPhase
+	CurrentBatch int32
+	BatchState   rolloutsv1beta1.BatchReleaseBatchStateType
+	// StableRevision is the revision the BatchRelease recorded as stable.
+	StableRevision string
+	// Deleting is true when it has a deletion timestamp.
+	Deleting bool
+}
+
+// caughtUp reports whether the BatchRelease's status reflects its spec.
+func (b *BatchReleaseView) caughtUp() bool {
+	return b != nil && b.ObservedGeneration >= b.Generation
+}
+
+// BatchReleaseAction says what to do with the Rollout's BatchRelease.
+type BatchReleaseAction int
+
+// The BatchRelease actions.
+const (
+	// KeepBatchRelease leaves it as it is.
+	KeepBatchRelease BatchReleaseAction = iota
+	// EnsureBatchRelease creates or updates it with Partition and Policy.
+	EnsureBatchRelease
+	// DeleteBatchRelease deletes it.
+	DeleteBatchRelease
+)
+
+// Event is a Kubernetes event to record on the Rollout.
+type Event struct {
+	// Type is Normal or Warning.
+	Type string
+	// Reason is a CamelCase reason, equal to a condition reason.
+	Reason string
+	// Message says what happened.
+	Message string
+}
+
+// Actions are what the controller carries out after Next.
+type Actions struct {
+	// BatchRelease says what to do with the BatchRelease.
+	BatchRelease BatchReleaseAction
+	// Partition is the batchPartition to ensure (nil releases everything).
+	Partition *int32
+	// Policy is the finalizingPolicy to ensure.
+	Policy rolloutsv1beta1.FinalizingPolicyType
+	// HandBack asks the controller to hand the workload back directly
+	// (there is no BatchRelease to do it), e.g. a paused workload whose
+	// release never started.
+	HandBack bool
+	// RemoveFinalizer is set once a deleted Rollout left everything
+	// restored.
+	RemoveFinalizer bool
+	// Approved is an approval that was applied and must be recorded.
+	Approved *approval.Approval
+	// Events to record.
+	Events []Event
+	// RequeueAfter asks for another look after this long (a timed pause).
+	RequeueAfter time.Duration
+}

@@ -1,0 +1,69 @@
+// Package support says which parts of a Rollout this version of sluice acts
+// on. Both the controller (for the Supported condition) and the workload
+// webhook (to decide whether to hold an update) use it, so they never
+// disagree.
+package support
+
+import (
+	"fmt"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload/lookup"
+)
+
+// Analyze returns the settings of ro that keep sluice from releasing its
+// workload at all (blocking) and those that are stored without effect yet
+// (ignored). Each entry names the field.
+func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
+	if ok, why := lookup.Supported(ro.Spec.WorkloadRef); !ok {
+		blocking = append(blocking, "spec.workloadRef: "+why)
+	}
+	s := ro.Spec.Strategy
+	if s.BlueGreen != nil {
+		blocking = append(blocking, "spec.strategy.blueGreen is not supported yet")
+	}
+	c := s.Canary
+	if c == nil {
+		if s.BlueGreen == nil {
+			blocking = append(blocking, "spec.strategy.canary is not set")
+		}
+		return blocking, ignored
+	}
+	if c.EnableExtraWorkloadForCanary {
+		blocking = append(blocking, "spec.strategy.canary.enableExtraWorkloadForCanary (canary style) is not supported yet")
+	}
+	if len(c.TrafficRoutings) > 0 {
+		ignored = append(ignored, "spec.strategy.canary.trafficRoutings")
+	}
+	if c.TrafficRoutingRef != "" {
+		ignored = append(ignored, "spec.strategy.canary.trafficRoutingRef")
+	}
+	if c.PatchPodTemplateMetadata != nil {
+		ignored = append(ignored, "spec.strategy.canary.patchPodTemplateMetadata")
+	}
+	for i, st := range c.Steps {
+		if st.Traffic != nil {
+			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].traffic", i))
+		}
+		if len(st.Matches) > 0 {
+			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].matches", i))
+		}
+		if st.RequestHeaderModifier != nil {
+			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].requestHeaderModifier", i))
+		}
+	}
+	if _, ok := ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation]; ok {
+		ignored = append(ignored, "annotation "+rolloutsv1beta1.RollbackInBatchAnnotation)
+	}
+	return blocking, ignored
+}
+
+// Active reports whether ro holds its workload's updates: enabled, not
+// being deleted, and with nothing blocking.
+func Active(ro *rolloutsv1beta1.Rollout) bool {
+	if ro.Spec.Disabled || !ro.DeletionTimestamp.IsZero() {
+		return false
+	}
+	blocking, _ := Analyze(ro)
+	return len(blocking) == 0
+}
