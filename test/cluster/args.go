@@ -15,19 +15,30 @@ const (
 	serviceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 )
 
+// Client-side rate limits of kube-controller-manager and kube-scheduler.
+const (
+	clientQPS   = 200
+	clientBurst = 400
+)
+
+// Where the servers listen, and etcd's member name.
+const (
+	loopbackHost   = "127.0.0.1"
+	etcdMemberName = "sluice"
+)
+
 // kwok settings: which nodes it manages, and how long the node leases it
 // renews on behalf of the fake kubelets last. Without leases the node
 // lifecycle controller marks the nodes NotReady after its grace period,
-// because kwok's heartbeat-with-lease stage updates node status rarely.
+// because kwok's heartbeat-with-lease stage updates node status only every
+// ten minutes or so. fallbackNodeIP is the InternalIP kwok reports for a
+// node that has none; every fake node gets its own (see nodeIP).
 const (
-	fakeNodeAnnotation   = "kwok.x-k8s.io/node"
-	fakeNodeValue        = "fake"
-	kwokLeaseSeconds     = 40
-	kwokStagesFile       = "kwok-stages.yaml"
-	fallbackNodeIP       = "10.240.0.1"
-	loopbackHost         = "127.0.0.1"
-	etcdMemberName       = "sluice"
-	kubeAPIServerProcess = "kube-apiserver"
+	fakeNodeAnnotation = "kwok.x-k8s.io/node"
+	fakeNodeValue      = "fake"
+	kwokLeaseSeconds   = 40
+	kwokStagesFile     = "kwok-stages.yaml"
+	fallbackNodeIP     = "10.240.0.1"
 )
 
 // loopbackURL returns scheme://127.0.0.1:port.
@@ -81,7 +92,9 @@ func apiserverArgs(l layout, etcdURL string, port int) []string {
 // controllerManagerArgs runs every default controller, each with its own
 // service account as in a real cluster, without leader election or a
 // serving port. It signs service-account tokens and CSRs with the cluster's
-// keys.
+// keys. The raised client rate limits matter: at the default 20 QPS,
+// creating the controllers' service accounts alone takes seconds, and large
+// Deployments scale at the limiter's pace.
 func controllerManagerArgs(l layout) []string {
 	return []string{
 		"--kubeconfig=" + l.componentKubeconfig(controllerManagerIdentity),
@@ -92,20 +105,36 @@ func controllerManagerArgs(l layout) []string {
 		"--cluster-signing-cert-file=" + l.pki(caCertFile),
 		"--cluster-signing-key-file=" + l.pki(caKeyFile),
 		"--service-cluster-ip-range=" + serviceCIDR,
+		"--kube-api-qps=" + strconv.Itoa(clientQPS),
+		"--kube-api-burst=" + strconv.Itoa(clientBurst),
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--profiling=false",
 	}
 }
 
-// schedulerArgs runs kube-scheduler without leader election or serving port.
+// schedulerArgs runs kube-scheduler with schedulerConfig and no serving port.
 func schedulerArgs(l layout) []string {
 	return []string{
-		"--kubeconfig=" + l.componentKubeconfig(schedulerIdentity),
-		"--leader-elect=false",
+		"--config=" + l.schedulerConfig(),
 		"--secure-port=0",
-		"--profiling=false",
 	}
+}
+
+// schedulerConfig is kube-scheduler's configuration (its flags for these
+// settings are deprecated): no leader election, and client rate limits
+// high enough that binding hundreds of pods is not throttled client-side.
+func schedulerConfig(l layout) []byte {
+	return fmt.Appendf(nil, `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+  qps: %d
+  burst: %d
+leaderElection:
+  leaderElect: false
+enableProfiling: false
+`, l.componentKubeconfig(schedulerIdentity), clientQPS, clientBurst)
 }
 
 // kwokArgs runs kwok for the nodes annotated as fake, with the stages that

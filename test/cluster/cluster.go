@@ -103,8 +103,11 @@ func newCluster(opts Options) (*Cluster, error) {
 	return c, nil
 }
 
-// KubeconfigPath returns the path of the admin kubeconfig, which embeds its
-// credentials: user sluice-admin in group system:masters.
+// KubeconfigPath returns the path of the admin kubeconfig, Dir/kubeconfig,
+// which embeds its credentials (user sluice-admin in group system:masters).
+// Start writes it last, once the cluster is ready, and Stop removes it, so
+// unless the process running it was killed, the file exists exactly while a
+// usable cluster runs.
 func (c *Cluster) KubeconfigPath() string { return c.layout.kubeconfig() }
 
 // RESTConfig returns a new copy of the admin client configuration.
@@ -123,9 +126,10 @@ func (c *Cluster) Failed() <-chan error { return c.failed }
 
 // Stop stops every process Start began, newest first (kwok, scheduler,
 // controller manager, kube-apiserver, etcd): SIGTERM to its process group,
-// SIGKILL after a grace period. It removes the pids file and, if Start
-// created it, the state directory. It is idempotent; later calls return the
-// first call's result.
+// SIGKILL after a grace period. It removes the pids file, the admin
+// kubeconfig and, if Start created it, the state directory; logs in a
+// caller's Dir stay. It is idempotent; later calls return the first call's
+// result.
 func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() { c.stopErr = c.stop() })
 	return c.stopErr
@@ -147,8 +151,10 @@ func (c *Cluster) stop() error {
 		}
 		c.logf("stopped %s in %s", p.name, since(began))
 	}
-	if err := os.Remove(c.layout.pidsFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		errs = append(errs, fmt.Errorf("removing pids file: %w", err))
+	for _, f := range []string{c.layout.pidsFile(), c.layout.kubeconfig()} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing %s: %w", f, err))
+		}
 	}
 	if c.tempDir && len(errs) == 0 {
 		if err := os.RemoveAll(c.Dir()); err != nil {

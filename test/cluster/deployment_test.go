@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 )
 
 // newNamespace creates a namespace for one test, deleted when it ends.
@@ -37,14 +36,14 @@ func TestCluster_deploymentOfTenReplicas_becomesAvailableWithinSeconds(t *testin
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(testCluster.RESTConfig())
 	ns := newNamespace(t, cs, "deploy")
-	const replicas = 10
+	const replicas int32 = 10
 	labels := map[string]string{"app": "demo"}
 
 	// Given a Deployment of ten replicas of an image no one can pull
 	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](replicas),
+			Replicas: new(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
@@ -80,7 +79,7 @@ func TestCluster_deploymentOfTenReplicas_becomesAvailableWithinSeconds(t *testin
 		}
 		last = fmt.Sprintf("%d pods running and ready, deployment available %d/%d",
 			ready, got.Status.AvailableReplicas, replicas)
-		return ready == replicas && got.Status.AvailableReplicas == replicas, nil
+		return ready == int(replicas) && got.Status.AvailableReplicas == replicas, nil
 	})
 	if err != nil {
 		t.Fatalf("waiting for %d available replicas: %v; last: %s", replicas, err, last)

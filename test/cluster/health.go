@@ -54,9 +54,27 @@ func apiserverReady(cfg *rest.Config) condition {
 			}
 		}
 		body, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if err != nil {
-			return false, fmt.Errorf("GET /readyz: %w: %s", err, lastLine(string(body)))
+		if err == nil {
+			return true, nil
 		}
-		return true, nil
+		if failing := failingChecks(body); len(failing) > 0 {
+			return false, fmt.Errorf("/readyz: failing %s", strings.Join(failing, ", "))
+		}
+		return false, fmt.Errorf("GET /readyz: %w", err)
 	}
+}
+
+// failingChecks returns the names of the failing checks in a verbose
+// /readyz or /healthz answer, whose lines read "[-]name failed: reason".
+func failingChecks(body []byte) []string {
+	var failing []string
+	for _, line := range strings.Split(string(body), "\n") {
+		rest, ok := strings.CutPrefix(line, "[-]")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(rest, " ")
+		failing = append(failing, name)
+	}
+	return failing
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -49,18 +50,38 @@ func restConfig(server string, caCert []byte, client pemPair) *rest.Config {
 	}
 }
 
-// writeKubeconfigs writes the admin kubeconfig and one per control-plane
-// client for the kube-apiserver at server.
+// writeKubeconfigs writes a kubeconfig per client of the kube-apiserver at
+// server (the admin's included, under kubeconfigs/) and kube-scheduler's
+// configuration, which names its kubeconfig.
 func writeKubeconfigs(l layout, server string, creds *credentials) error {
 	for _, id := range identities() {
 		path := l.componentKubeconfig(id.name)
-		if id.name == adminIdentity {
-			path = l.kubeconfig()
-		}
 		cfg := kubeconfig(server, creds.caCert, id.name, creds.clients[id.name])
 		if err := clientcmd.WriteToFile(*cfg, path); err != nil {
 			return fmt.Errorf("writing kubeconfig %s: %w", path, err)
 		}
+	}
+	if err := os.WriteFile(l.schedulerConfig(), schedulerConfig(l), 0o600); err != nil {
+		return fmt.Errorf("writing kube-scheduler configuration: %w", err)
+	}
+	return nil
+}
+
+// publishKubeconfig copies the admin kubeconfig to the top of the state
+// directory once the cluster is ready, atomically: whoever waits for that
+// file to appear (a Makefile, a script) sees a usable cluster and a whole
+// file.
+func publishKubeconfig(l layout) error {
+	data, err := os.ReadFile(l.componentKubeconfig(adminIdentity))
+	if err != nil {
+		return fmt.Errorf("reading admin kubeconfig: %w", err)
+	}
+	tmp := l.kubeconfig() + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	if err := os.Rename(tmp, l.kubeconfig()); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
 	}
 	return nil
 }

@@ -30,6 +30,11 @@ func (l layout) componentKubeconfig(name string) string {
 	return filepath.Join(l.kubeconfigDir(), name+".kubeconfig")
 }
 
+// schedulerConfig is kube-scheduler's configuration file.
+func (l layout) schedulerConfig() string {
+	return filepath.Join(l.kubeconfigDir(), "kube-scheduler.yaml")
+}
+
 // etcdDir is etcd's data directory.
 func (l layout) etcdDir() string { return filepath.Join(l.dir(), "etcd") }
 

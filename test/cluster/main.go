@@ -33,8 +33,9 @@ const (
 // setup, and SIGINT or SIGTERM (Ctrl-C, go test's own interrupt), after
 // which the binary exits with status 130. A test that panics or times out
 // crashes the test binary without running deferred calls; on Linux the
-// kernel then kills the processes (see Options and sysProcAttr). With
-// go test -v and a nil Options.Log, progress goes to stderr.
+// kernel then kills the processes, which carry a parent-death signal, and
+// only the temporary state directory is left behind. With go test -v and a
+// nil Options.Log, progress goes to stderr.
 func Main(m *testing.M, opts Options, setup func(*Cluster) error) int {
 	if !flag.Parsed() {
 		flag.Parse() // m.Run would; Verbose needs it earlier

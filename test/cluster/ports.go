@@ -6,20 +6,11 @@ import (
 	"strings"
 )
 
-// freePort returns a TCP port on loopback that was free a moment ago. Another
-// process may take it before the component binds it; start-up notices the
-// clash (see addressInUse) and tries again with other ports.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", loopbackHost+":0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// freePorts returns n distinct free loopback ports. It holds all listeners
-// until it has them all, so the kernel cannot hand out the same one twice.
+// freePorts returns n distinct TCP ports on loopback that were free a moment
+// ago. It holds all listeners until it has them all, so the kernel cannot
+// hand out one twice. Another process may take a port before the component
+// binds it; start-up notices the clash (see addressInUse) and tries again
+// with other ports.
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	for range n {

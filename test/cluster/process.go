@@ -27,11 +27,12 @@ type process struct {
 	err     error         // how it exited; read only after done is closed
 }
 
-// startProcess runs bin with args in dir, its stdout and stderr appended to
-// logPath, in its own process group so that signals for the caller (a
+// startProcess runs bin with args in dir, its stdout and stderr written to
+// logPath (replacing the log of an earlier attempt, so the tail shows this
+// run only), in its own process group so that signals for the caller (a
 // terminal's Ctrl-C) do not reach it and stop can signal the whole group.
 func startProcess(name, bin string, args []string, dir, logPath string) (*process, error) {
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening log of %s: %w", name, err)
 	}

@@ -99,7 +99,10 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := createFakeNodes(ctx, cs, c.nodes); err != nil {
 		return err
 	}
-	return c.settle(ctx, cs)
+	if err := c.settle(ctx, cs); err != nil {
+		return err
+	}
+	return publishKubeconfig(c.layout)
 }
 
 // settle waits for what kube-controller-manager and kwok must do before
