@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
@@ -82,6 +84,11 @@ type Releaser interface {
 	// workload is fully updated; without, once it is handed back.
 	Finalize(ctx context.Context, wait bool) (done bool, err error)
 }
+
+// Factory returns the Releaser for the workload ref in namespace. Writes go
+// through c; reads that decide what to write go through reader, which
+// should not be a cache (a stale read could undo a step).
+type Factory func(c client.Client, reader client.Reader, namespace string, ref rolloutsv1beta1.ObjectRef) (Releaser, error)
 
 // Owner identifies the BatchRelease controlling a workload.
 type Owner struct {

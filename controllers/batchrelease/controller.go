@@ -23,19 +23,19 @@ import (
 	"github.com/sluice-dev/sluice/workload"
 )
 
-// WorkloadFactory returns the adapter for a workload reference.
-type WorkloadFactory func(c client.Client, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error)
-
 // Reconciler reconciles BatchReleases.
 type Reconciler struct {
 	// Client reads from the cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server, for the reads that decide what
+	// to write.
+	APIReader client.Reader
 	// Recorder records events on BatchReleases.
 	Recorder events.EventRecorder
 	// Clock is the time source.
 	Clock clock.PassiveClock
 	// Workloads returns the adapter for a workload reference.
-	Workloads WorkloadFactory
+	Workloads workload.Factory
 }
 
 // pollInterval is how often a batch in flight is looked at even without
@@ -52,13 +52,13 @@ const pollInterval = 5 * time.Second
 // Reconcile drives one BatchRelease.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	br := &rolloutsv1beta1.BatchRelease{}
-	if err := r.Client.Get(ctx, req.NamespacedName, br); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, br); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	logger := log.FromContext(ctx).WithValues("batchRelease", klog.KObj(br))
 	ctx = log.IntoContext(ctx, logger)
 
-	releaser, lookupErr := r.Workloads(r.Client, br.Namespace, br.Spec.WorkloadRef)
+	releaser, lookupErr := r.Workloads(r.Client, r.APIReader, br.Namespace, br.Spec.WorkloadRef)
 	if !br.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, br, releaser)
 	}

@@ -58,12 +58,36 @@ func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workloa
 	return reconcile.Result{RequeueAfter: pollInterval}, nil
 }
 
-// reconcileBatch moves the current batch forward.
+// reconcileBatch moves the current batch forward, on to the next batches
+// as far as the partition allows and the workload is already placed.
 func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.Status) (reconcile.Result, error) {
-	br := s.br
-	plan := br.Spec.ReleasePlan
-	st := &br.Status
-	if br.Status.StableRevision == "" {
+	plan := s.br.Spec.ReleasePlan
+	st := &s.br.Status
+	if len(plan.Batches) == 0 {
+		st.Message = "spec.releasePlan.batches is empty"
+		return reconcile.Result{}, nil
+	}
+	replan(st, plan, ws)
+	partition := clampPartition(plan.BatchPartition, len(plan.Batches))
+	for range plan.Batches {
+		cur := st.CanaryStatus.CurrentBatch
+		if err := r.stepBatch(ctx, s, ws); err != nil {
+			return reconcile.Result{}, err
+		}
+		if st.CanaryStatus.CurrentBatch == cur {
+			break
+		}
+	}
+	if st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && st.CanaryStatus.CurrentBatch >= partition {
+		return reconcile.Result{}, nil
+	}
+	return reconcile.Result{RequeueAfter: pollInterval}, nil
+}
+
+// replan restarts the current batch when the plan, the rollout ID or the
+// workload's replicas changed since it was planned.
+func replan(st *rolloutsv1beta1.BatchReleaseStatus, plan rolloutsv1beta1.ReleasePlan, ws *workload.Status) {
+	if st.StableRevision == "" {
 		st.StableRevision = ws.StableRevision
 	}
 	if h := planHash(plan); h != st.ObservedReleasePlanHash {
@@ -79,24 +103,27 @@ func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.
 		st.ObservedWorkloadReplicas = ws.Replicas
 		st.CanaryStatus.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
 	}
-	if len(plan.Batches) == 0 {
-		st.Message = "spec.releasePlan.batches is empty"
-		return reconcile.Result{}, nil
-	}
+}
+
+// stepBatch places the current batch through the adapter and advances its
+// state.
+func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Status) error {
+	plan := s.br.Spec.ReleasePlan
+	st := &s.br.Status
 	cur := min(st.CanaryStatus.CurrentBatch, int32(len(plan.Batches)-1)) //nolint:gosec // at most 50 batches
 	desired, err := batch.DesiredUpdated(&plan.Batches[cur].CanaryReplicas, ws.Replicas)
 	if err != nil {
 		st.Message = fmt.Sprintf("spec.releasePlan.batches[%d].canaryReplicas: %v", cur, err)
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return reconcile.TerminalError(err)
 	}
 	placed, err := s.releaser.UpgradeBatch(ctx, desired)
 	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("upgrading batch %d: %w", cur, err)
+		return fmt.Errorf("upgrading batch %d: %w", cur, err)
 	}
 	tolerated, err := batch.Tolerated(plan.FailureThreshold, desired)
 	if err != nil {
 		st.Message = fmt.Sprintf("spec.releasePlan.failureThreshold: %v", err)
-		return reconcile.Result{}, reconcile.TerminalError(err)
+		return reconcile.TerminalError(err)
 	}
 	ready := ws.ObservedGeneration >= ws.Generation &&
 		batch.StepReady(desired, ws.UpdatedReplicas, ws.UpdatedReadyReplicas, tolerated)
@@ -110,16 +137,13 @@ func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.
 	})
 	st.CanaryStatus.UpdatedReplicas = ws.UpdatedReplicas
 	st.CanaryStatus.UpdatedReadyReplicas = ws.UpdatedReadyReplicas
-	st.Message = fmt.Sprintf("Batch %d is %s: %d/%d pods updated, %d ready", st.CanaryStatus.CurrentBatch,
+	st.Message = fmt.Sprintf("Batch %d is %s: %d/%d pods updated, %d ready", cur,
 		st.CanaryStatus.CurrentBatchState, ws.UpdatedReplicas, desired, ws.UpdatedReadyReplicas)
 	if before.CurrentBatchState != rolloutsv1beta1.ReadyBatchState && st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState {
-		r.Recorder.Eventf(br, nil, "Normal", "BatchReleased", "Release",
-			"Batch %d ready: %d pods on revision %s", st.CanaryStatus.CurrentBatch, ws.UpdatedReadyReplicas, ws.UpdateRevision)
+		r.Recorder.Eventf(s.br, nil, "Normal", "BatchReleased", "Release",
+			"Batch %d ready: %d pods on revision %s", cur, ws.UpdatedReadyReplicas, ws.UpdateRevision)
 	}
-	if st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && before.CurrentBatch == st.CanaryStatus.CurrentBatch {
-		return reconcile.Result{}, nil
-	}
-	return reconcile.Result{RequeueAfter: pollInterval}, nil
+	return nil
 }
 
 // reconcileFinalize hands the workload back once the partition is removed.

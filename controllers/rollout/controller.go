@@ -22,19 +22,19 @@ import (
 	"github.com/sluice-dev/sluice/workload"
 )
 
-// WorkloadFactory returns the adapter for a workload reference.
-type WorkloadFactory func(c client.Client, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error)
-
 // Reconciler reconciles Rollouts.
 type Reconciler struct {
 	// Client reads from the cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server, for the reads that decide what
+	// to write.
+	APIReader client.Reader
 	// Recorder records events on Rollouts.
 	Recorder events.EventRecorder
 	// Clock is the time source.
 	Clock clock.PassiveClock
 	// Workloads returns the adapter for a workload reference.
-	Workloads WorkloadFactory
+	Workloads workload.Factory
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -47,7 +47,8 @@ type Reconciler struct {
 // Reconcile moves one Rollout forward.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ro := &rolloutsv1beta1.Rollout{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
+	// Read fresh: a stale Rollout would repeat or undo a step.
+	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	logger := log.FromContext(ctx).WithValues("rollout", klog.KObj(ro))
@@ -68,8 +69,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	status, actions := canary.Next(ro, s.obs)
-	actErr := r.act(ctx, s, actions)
 	ro.Status = status
+	actErr := r.act(ctx, s, actions)
 	if err := r.patchStatus(ctx, s); err != nil {
 		return reconcile.Result{}, errors.Join(actErr, err)
 	}

@@ -40,7 +40,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	s.obs.Deleting = !ro.DeletionTimestamp.IsZero()
 	s.obs.Blocking, s.obs.Ignored = support.Analyze(ro)
 
-	releaser, err := r.Workloads(r.Client, ro.Namespace, ro.Spec.WorkloadRef)
+	releaser, err := r.Workloads(r.Client, r.APIReader, ro.Namespace, ro.Spec.WorkloadRef)
 	if err == nil {
 		s.releaser = releaser
 		ws, err := releaser.Status(ctx)
@@ -61,7 +61,7 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	}
 
 	br := &rolloutsv1beta1.BatchRelease{}
-	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(ro), br); {
+	switch err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ro), br); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return nil, fmt.Errorf("reading batchrelease: %w", err)
@@ -177,7 +177,7 @@ func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) error {
 		}
 	}
 	obj := &rolloutsv1beta1.Rollout{}
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.ro), obj); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.ro), obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	base := obj.DeepCopy()

@@ -23,7 +23,10 @@ func (m *machine) progressing() {
 		case w.InRollback:
 			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: rolling back at once", m.canary().StableRevision)
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCancelling, "Rolling back to the stable revision")
-		case !m.ownsWorkload() && w.UpToDate:
+		case w.UpToDate:
+			// Someone handed the workload back (unpaused it by hand, or
+			// applied the restore patch) and Kubernetes finished the
+			// rollout: there is nothing left to release.
 			m.event(corev1.EventTypeNormal, "Completed", "The workload was fully released outside sluice")
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "Workload fully released outside sluice")
 		case m.ro.Spec.Strategy.Paused:

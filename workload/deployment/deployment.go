@@ -31,13 +31,14 @@ var _ workload.Releaser = (*Releaser)(nil)
 // Releaser releases one Deployment in place.
 type Releaser struct {
 	client client.Client
+	reader client.Reader
 	key    types.NamespacedName
 }
 
-// New returns a Releaser for the Deployment key, reading and writing through
-// c (writes use the sluice field manager).
-func New(c client.Client, key types.NamespacedName) *Releaser {
-	return &Releaser{client: c, key: key}
+// New returns a Releaser for the Deployment key that reads through reader
+// and writes through c with the sluice field manager.
+func New(c client.Client, reader client.Reader, key types.NamespacedName) *Releaser {
+	return &Releaser{client: c, reader: reader, key: key}
 }
 
 // Status implements workload.Releaser.
@@ -176,13 +177,13 @@ func (r *Releaser) bounds(d *appsv1.Deployment) (surge, unavailable int32, err e
 
 func (r *Releaser) read(ctx context.Context) (*appsv1.Deployment, *replicaSets, error) {
 	d := &appsv1.Deployment{}
-	if err := r.client.Get(ctx, r.key, d); err != nil {
+	if err := r.reader.Get(ctx, r.key, d); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil, fmt.Errorf("deployment %s: %w", r.key, workload.ErrNotFound)
 		}
 		return nil, nil, fmt.Errorf("reading deployment %s: %w", r.key, err)
 	}
-	sets, err := listReplicaSets(ctx, r.client, d)
+	sets, err := listReplicaSets(ctx, r.reader, d)
 	if err != nil {
 		return nil, nil, err
 	}

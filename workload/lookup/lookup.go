@@ -68,12 +68,12 @@ func Supported(ref rolloutsv1beta1.ObjectRef) (bool, string) {
 }
 
 // New returns the adapter that releases the workload ref in namespace.
-func New(c client.Client, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error) {
+func New(c client.Client, reader client.Reader, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error) {
 	if ok, why := Supported(ref); !ok {
 		return nil, fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
-	return deployment.New(c, key), nil
+	return deployment.New(c, reader, key), nil
 }
 
 // WorkloadType is the rollouts.kruise.io/workload-type label value for ref.

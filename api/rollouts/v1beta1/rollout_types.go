@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Rollout releases a workload it does not own (a Deployment, StatefulSet,
@@ -120,6 +119,7 @@ type CanaryStrategy struct {
 	// ready.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="failureThreshold must be a non-negative integer or a percentage between 0% and 100%"
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 
@@ -161,6 +161,7 @@ type BlueGreenStrategy struct {
 	// the step to count as done. Unset means zero.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="failureThreshold must be a non-negative integer or a percentage between 0% and 100%"
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
 
@@ -184,6 +185,7 @@ type CanaryStep struct {
 	// percentage of the workload's replicas rounded up.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self > 0 : self.matches('^(100|[1-9][0-9]?)%$')",message="replicas must be a positive integer or a percentage in (0%, 100%]"
 	Replicas *intstr.IntOrString `json:"replicas,omitempty"`
 
@@ -203,7 +205,7 @@ type TrafficRoutingStrategy struct {
 	// RequestHeaderModifier changes the headers of requests routed to the new
 	// revision.
 	// +optional
-	RequestHeaderModifier *gatewayv1.HTTPHeaderFilter `json:"requestHeaderModifier,omitempty"`
+	RequestHeaderModifier *HTTPHeaderFilter `json:"requestHeaderModifier,omitempty"`
 
 	// Matches send the requests they match to the new revision (A/B testing).
 	// Matches are ORed; the conditions inside one match are ANDed.
@@ -218,17 +220,17 @@ type TrafficRoutingStrategy struct {
 type HttpRouteMatch struct {
 	// Path matches the request path.
 	// +optional
-	Path *gatewayv1.HTTPPathMatch `json:"path,omitempty"`
+	Path *HTTPPathMatch `json:"path,omitempty"`
 
 	// Headers match request headers; all must match.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
-	Headers []gatewayv1.HTTPHeaderMatch `json:"headers,omitempty"`
+	Headers []HTTPHeaderMatch `json:"headers,omitempty"`
 
 	// QueryParams match query parameters; all must match.
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
-	QueryParams []gatewayv1.HTTPQueryParamMatch `json:"queryParams,omitempty"`
+	QueryParams []HTTPQueryParamMatch `json:"queryParams,omitempty"`
 }
 
 // RolloutPause says how a step waits once it is done.

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -60,6 +61,10 @@ type Options struct {
 	// WrapTransport, when set, wraps the transport of every API client
 	// (benchmarks count requests with it).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// InProcessRestarts allows running the manager more than once in one
+	// process (tests stop and restart sluice); it skips controller-runtime's
+	// check that controller names, and so their metrics, are unique.
+	InProcessRestarts bool
 	// OnReady, when set, is called in local mode once the webhooks are
 	// registered and served.
 	OnReady func()
@@ -106,6 +111,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		LeaderElectionID:        "sluice.rollouts.kruise.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
+		Controller:              config.Controller{SkipNameValidation: &o.InProcessRestarts},
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -135,12 +141,12 @@ func setup(ctx context.Context, mgr ctrl.Manager) error {
 	recorder := mgr.GetEventRecorder("sluice")
 	clk := clock.RealClock{}
 	if err := (&rollout.Reconciler{
-		Client: mgr.GetClient(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	if err := (&batchrelease.Reconciler{
-		Client: mgr.GetClient(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the batchrelease controller: %w", err)
 	}

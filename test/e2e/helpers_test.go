@@ -1,0 +1,274 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// testLogger logs the manager to stderr when SLUICE_TEST_LOG is set.
+func testLogger() logr.Logger {
+	if os.Getenv("SLUICE_TEST_LOG") == "" {
+		return logr.Discard()
+	}
+	return funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
+}
+
+func ctxFor(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newNamespace creates a namespace for one scenario and waits for its
+// default ServiceAccount.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ctx := ctxFor(t)
+	name := "e2e-" + rand.String(6)
+	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	eventually(t, "default ServiceAccount", func() (bool, string) {
+		err := suite.c.Get(ctx, types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, fmt.Sprint(err)
+	})
+	dumpOnFailure(t, name)
+	return name
+}
+
+// eventually polls cond every 100ms until it holds, failing the test after
+// two minutes with cond's last description of what it saw.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		ok, state := cond()
+		last = state
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v; last seen: %s", what, err, last)
+	}
+}
+
+// deployment creates a Deployment of replicas pods running image and waits
+// until they are all available.
+func deployment(t *testing.T, ns, name string, replicas int32, image string) *appsv1.Deployment {
+	t.Helper()
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+			},
+		},
+	}
+	if err := suite.c.Create(ctxFor(t), d); err != nil {
+		t.Fatalf("creating deployment: %v", err)
+	}
+	waitDeploymentComplete(t, ns, name, image)
+	return d
+}
+
+// waitDeploymentComplete waits until every pod of the Deployment runs image
+// and is available, and Kubernetes reports the rollout complete.
+func waitDeploymentComplete(t *testing.T, ns, name, image string) {
+	t.Helper()
+	eventually(t, "deployment "+name+" complete on "+image, func() (bool, string) {
+		d := getDeployment(t, ns, name)
+		n := *d.Spec.Replicas
+		pods := podImages(t, ns, name)
+		ok := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == n &&
+			d.Status.AvailableReplicas == n && d.Status.Replicas == n && pods[image] == int(n) && len(pods) == 1
+		return ok, fmt.Sprintf("status %+v pods %v paused %v", d.Status, pods, d.Spec.Paused)
+	})
+}
+
+func getDeployment(t *testing.T, ns, name string) *appsv1.Deployment {
+	t.Helper()
+	d := &appsv1.Deployment{}
+	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
+		t.Fatalf("reading deployment: %v", err)
+	}
+	return d
+}
+
+// podImages counts the live (not terminating) pods of app name by image.
+func podImages(t *testing.T, ns, name string) map[string]int {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
+		t.Fatalf("listing pods: %v", err)
+	}
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			out[p.Spec.Containers[0].Image]++
+		}
+	}
+	return out
+}
+
+// setImage updates the Deployment's image as a user would (kubectl set
+// image): an update of the whole object.
+func setImage(t *testing.T, ns, name, image string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
+		t.Fatalf("setting image: %v", err)
+	}
+}
+
+// newRollout builds a Rollout of the Deployment name with steps.
+func newRollout(ns, name string, steps ...rolloutsv1beta1.CanaryStep) *rolloutsv1beta1.Rollout {
+	return &rolloutsv1beta1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: rolloutsv1beta1.RolloutSpec{
+			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			Strategy:    rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}},
+		},
+	}
+}
+
+// step is a canary step of replicas ("1", "50%") with a pause: nil waits
+// for approval.
+func step(replicas string, pause *int32) rolloutsv1beta1.CanaryStep {
+	r := intstr.Parse(replicas)
+	return rolloutsv1beta1.CanaryStep{Replicas: &r, Pause: rolloutsv1beta1.RolloutPause{Duration: pause}}
+}
+
+func createRollout(t *testing.T, ro *rolloutsv1beta1.Rollout) {
+	t.Helper()
+	if err := suite.c.Create(ctxFor(t), ro); err != nil {
+		t.Fatalf("creating rollout: %v", err)
+	}
+	waitRollout(t, ro.Namespace, ro.Name, "Healthy", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy
+	})
+}
+
+func getRollout(t *testing.T, ns, name string) *rolloutsv1beta1.Rollout {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{}
+	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: name}, ro); err != nil {
+		t.Fatalf("reading rollout: %v", err)
+	}
+	return ro
+}
+
+// waitRollout waits until cond holds for the Rollout.
+func waitRollout(t *testing.T, ns, name, what string, cond func(*rolloutsv1beta1.Rollout) bool) *rolloutsv1beta1.Rollout {
+	t.Helper()
+	var ro *rolloutsv1beta1.Rollout
+	eventually(t, "rollout "+what, func() (bool, string) {
+		ro = getRollout(t, ns, name)
+		return cond(ro), describe(ro)
+	})
+	return ro
+}
+
+// waitStep waits until the release is at step index in state.
+func waitStep(t *testing.T, ns, name string, index int32, state rolloutsv1beta1.CanaryStepState) *rolloutsv1beta1.Rollout {
+	t.Helper()
+	return waitRollout(t, ns, name, fmt.Sprintf("step %d %s", index, state), func(ro *rolloutsv1beta1.Rollout) bool {
+		return ro.Status.CurrentStepIndex == index && ro.Status.CurrentStepState == state
+	})
+}
+
+func describe(ro *rolloutsv1beta1.Rollout) string {
+	b, _ := json.Marshal(ro.Status)
+	return string(b)
+}
+
+// approveByStatus does what `kubectl-kruise rollout approve` does: a merge
+// patch of the status subresource setting currentStepState to StepReady.
+func approveByStatus(t *testing.T, ns, name string) {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	patch := []byte(`{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`)
+	if err := suite.c.Status().Patch(ctxFor(t), ro, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-kruise")); err != nil {
+		t.Fatalf("approving through status: %v", err)
+	}
+}
+
+// annotate sets one annotation on the Rollout, as kubectl annotate does.
+func annotate(t *testing.T, ns, name, key, value string) error {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return suite.c.Patch(ctxFor(t), ro, client.RawPatch(types.MergePatchType, b), client.FieldOwner("kubectl-annotate"))
+}
+
+// assertHeld checks the state of a Deployment that sluice holds between
+// batches: paused, still RollingUpdate, and fixable by Kubernetes alone.
+func assertHeld(t *testing.T, ns, name string) {
+	t.Helper()
+	d := getDeployment(t, ns, name)
+	if !d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Fatalf("deployment between batches: paused=%v strategy=%s", d.Spec.Paused, d.Spec.Strategy.Type)
+	}
+	if _, ok := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !ok {
+		t.Fatalf("deployment between batches has no %s annotation", rolloutsv1beta1.DeploymentOriginalAnnotation)
+	}
+}
+
+// assertRestored checks that a Deployment carries nothing of sluice's but
+// the workload-type label, and its original strategy.
+func assertRestored(t *testing.T, ns, name string) {
+	t.Helper()
+	d := getDeployment(t, ns, name)
+	if d.Spec.Paused {
+		t.Errorf("deployment still paused")
+	}
+	ru := d.Spec.Strategy.RollingUpdate
+	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil ||
+		ru.MaxSurge.String() != "25%" || ru.MaxUnavailable.String() != "25%" {
+		t.Errorf("strategy not restored: %+v", d.Spec.Strategy)
+	}
+	if d.Spec.MinReadySeconds != 0 || d.Spec.ProgressDeadlineSeconds == nil || *d.Spec.ProgressDeadlineSeconds != 600 {
+		t.Errorf("timing not restored: minReadySeconds=%d progressDeadlineSeconds=%v", d.Spec.MinReadySeconds, d.Spec.ProgressDeadlineSeconds)
+	}
+	for k := range d.Annotations {
+		if strings.HasPrefix(k, "sluice.dev/") || strings.HasPrefix(k, "rollouts.kruise.io/") || strings.HasPrefix(k, "batchrelease.") {
+			t.Errorf("annotation %s left on the deployment", k)
+		}
+	}
+	if _, ok := d.Labels[rolloutsv1beta1.StableRevisionLabel]; ok {
+		t.Errorf("label %s left on the deployment", rolloutsv1beta1.StableRevisionLabel)
+	}
+}
+
+func condition(ro *rolloutsv1beta1.Rollout, typ rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
+	for i := range ro.Status.Conditions {
+		if ro.Status.Conditions[i].Type == typ {
+			return &ro.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
