@@ -68,9 +68,9 @@ func TestTolerated(t *testing.T) {
 
 func TestStepReady(t *testing.T) {
 	tests := []struct {
-		name                                string
+		name                               string
 		desired, updated, ready, tolerated int32
-		want                                bool
+		want                               bool
 	}{
 		{"all ready", 5, 5, 5, 0, true},
 		{"not all updated", 5, 4, 4, 0, false},
@@ -91,11 +91,11 @@ func TestStepReady(t *testing.T) {
 
 func TestRollingBounds(t *testing.T) {
 	tests := []struct {
-		name                      string
-		surge, unavailable        *intstr.IntOrString
-		replicas                  int32
+		name                       string
+		surge, unavailable         *intstr.IntOrString
+		replicas                   int32
 		wantSurge, wantUnavailable int32
-		wantErr                   bool
+		wantErr                    bool
 	}{
 		{name: "defaults of ten", replicas: 10, wantSurge: 3, wantUnavailable: 2},
 		{name: "defaults of one", replicas: 1, wantSurge: 1, wantUnavailable: 0},
