@@ -201,7 +201,7 @@ func validateConflicts(ro *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rol
 		}
 		ogk, err := lookup.GroupKind(o.Spec.WorkloadRef)
 		if err == nil && ogk == gk && o.Spec.WorkloadRef.Name == ro.Spec.WorkloadRef.Name {
-			return field.ErrorList{field.Duplicate(path, fmt.Sprintf("%s %s is already released by Rollout %q; disable or delete it first",
+			return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s %s is already released by Rollout %q; disable or delete it first",
 				gk.Kind, ro.Spec.WorkloadRef.Name, o.Name))}
 		}
 	}
