@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
+	"github.com/sluice-dev/sluice/config"
 )
 
 func main() {
@@ -24,6 +25,7 @@ func main() {
 	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory with tls.crt and tls.key for the webhooks (ignored with --local).")
 	flag.StringVar(&o.WebhookConfigName, "webhook-config-name", "sluice-local", "Name of the webhook configurations registered with --local.")
 	flag.StringVar(&o.WorkloadFailurePolicy, "workload-webhook-failure-policy", "Ignore", "With --local: Ignore lets workload updates through when sluice is down, Fail blocks them.")
+	installCRDs := flag.Bool("install-crds", false, "Apply sluice's CRDs before starting (make run uses it).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -37,7 +39,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "sluice: no Kubernetes configuration: %v (set KUBECONFIG or use --kubeconfig)\n", err)
 		os.Exit(1)
 	}
-	if err := app.Run(ctrl.SetupSignalHandler(), cfg, o); err != nil {
+	ctx := ctrl.SetupSignalHandler()
+	if *installCRDs {
+		if err := config.InstallCRDs(ctx, cfg, "sluice"); err != nil {
+			fmt.Fprintf(os.Stderr, "sluice: installing CRDs: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	if err := app.Run(ctx, cfg, o); err != nil {
 		fmt.Fprintf(os.Stderr, "sluice: %v\n", err)
 		os.Exit(1)
 	}
