@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// Given a release paused at step 1
+// When the Rollout is deleted
+// Then the Deployment is handed back and Kubernetes finishes the rollout,
+// the Deployment keeps nothing of sluice's, and the Rollout goes away.
+func TestRollout_deletedMidRelease_handsTheWorkloadBack(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 4, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	ro := waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+
+	if err := suite.c.Delete(ctxFor(t), ro); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "rollout gone", func() (bool, string) {
+		err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: "web"}, &rolloutsv1beta1.Rollout{})
+		return apierrors.IsNotFound(err), "get: " + errString(err)
+	})
+	waitDeploymentComplete(t, ns, "web", v2)
+	assertRestored(t, ns, "web")
+	if _, ok := getDeployment(t, ns, "web").Labels[rolloutsv1beta1.WorkloadTypeLabel]; ok {
+		t.Errorf("workload-type label left after the Rollout was deleted")
+	}
+}
+
+// Given a release paused at step 1
+// When the Rollout is disabled, and later the image changes again
+// Then the Deployment is handed back and finishes, the Rollout is Disabled,
+// and the next change rolls out natively without being held.
+func TestRollout_disabledMidRelease_handsBackAndStopsHolding(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 4, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	ro := waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+
+	ro.Spec.Disabled = true
+	if err := suite.c.Update(ctxFor(t), ro); err != nil {
+		t.Fatal(err)
+	}
+	waitRollout(t, ns, "web", "Disabled", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseDisabled
+	})
+	waitDeploymentComplete(t, ns, "web", v2)
+	assertRestored(t, ns, "web")
+
+	setImage(t, ns, "web", v3)
+	if getDeployment(t, ns, "web").Spec.Paused {
+		t.Fatal("a disabled Rollout held the update")
+	}
+	waitDeploymentComplete(t, ns, "web", v3)
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "found"
+	}
+	return err.Error()
+}
