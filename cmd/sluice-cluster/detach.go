@@ -46,7 +46,7 @@ func detach(o upOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("creating supervisor log: %w", err)
 	}
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 
 	cmd := exec.Command(exe, "up", "--dir", o.dir, "--nodes", strconv.Itoa(o.nodes))
 	cmd.Env = append(os.Environ(), cluster.EnvControlPlaneDir+"="+binDir)
@@ -101,12 +101,14 @@ func abandon(cmd *exec.Cmd, exited <-chan error) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return // already gone
 	}
+	var exitErr error
 	select {
-	case <-exited:
+	case exitErr = <-exited:
 	case <-time.After(abandonGrace):
 		_ = cmd.Process.Kill() // its children die with it (Pdeathsig)
-		<-exited
+		exitErr = <-exited
 	}
+	_ = exitErr // the exit status of an abandoned supervisor does not matter
 }
 
 // exitErr describes how a process exited; a nil error becomes "exit status 0".

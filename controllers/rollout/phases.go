@@ -125,7 +125,8 @@ func (r *Reconciler) act(ctx context.Context, s *scope, a canary.Actions) error 
 	case canary.DeleteBatchRelease:
 		if s.br != nil && s.br.DeletionTimestamp.IsZero() {
 			logger.Info("Deleting BatchRelease")
-			if err := r.Client.Delete(ctx, s.br, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			err := r.Client.Delete(ctx, s.br, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if client.IgnoreNotFound(err) != nil {
 				return fmt.Errorf("deleting batchrelease: %w", err)
 			}
 		}

@@ -57,7 +57,7 @@ func statusApprover(ro *rolloutsv1beta1.Rollout) string {
 			continue
 		}
 		var fields map[string]map[string]map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		if _, ok := fields["f:status"]["f:canaryStatus"]["f:currentStepState"]; ok {

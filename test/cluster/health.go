@@ -20,7 +20,7 @@ const probeTimeout = 2 * time.Second
 func etcdHealthy(url string) condition {
 	client := &http.Client{Timeout: probeTimeout}
 	return func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", http.NoBody)
 		if err != nil {
 			return false, err
 		}
@@ -28,7 +28,7 @@ func etcdHealthy(url string) condition {
 		if err != nil {
 			return false, err
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 		if err != nil {
 			return false, fmt.Errorf("reading etcd health: %w", err)
@@ -69,11 +69,11 @@ func apiserverReady(cfg *rest.Config) condition {
 func failingChecks(body []byte) []string {
 	var failing []string
 	for _, line := range strings.Split(string(body), "\n") {
-		rest, ok := strings.CutPrefix(line, "[-]")
+		check, ok := strings.CutPrefix(line, "[-]")
 		if !ok {
 			continue
 		}
-		name, _, _ := strings.Cut(rest, " ")
+		name, _, _ := strings.Cut(check, " ")
 		failing = append(failing, name)
 	}
 	return failing

@@ -34,7 +34,7 @@ func (p Process) Alive() bool {
 		return false
 	}
 	if runtime.GOOS == "linux" {
-		stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.PID), "stat"))
+		stat, err := os.ReadFile(filepath.Join("/proc/"+strconv.Itoa(p.PID), "stat"))
 		if err != nil {
 			return false
 		}

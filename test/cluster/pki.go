@@ -118,13 +118,13 @@ func sign(tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.S
 }
 
 // certPEM returns the certificate in PEM.
-func (kp *keyPair) certPEM() []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: kp.cert.Raw})
+func (ca *keyPair) certPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
 }
 
 // keyPEM returns the private key as PEM-encoded PKCS #8.
-func (kp *keyPair) keyPEM() ([]byte, error) {
-	return privateKeyPEM(kp.key)
+func (ca *keyPair) keyPEM() ([]byte, error) {
+	return privateKeyPEM(ca.key)
 }
 
 // privateKeyPEM encodes key as PEM-encoded PKCS #8.

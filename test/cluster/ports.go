@@ -18,7 +18,7 @@ func freePorts(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }() //nolint:gocritic // held open until every port is picked, so none repeats
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

@@ -36,7 +36,7 @@ func startProcess(name, bin string, args []string, dir, logPath string) (*proces
 	if err != nil {
 		return nil, fmt.Errorf("opening log of %s: %w", name, err)
 	}
-	defer logFile.Close() // the child holds its own descriptor
+	defer func() { _ = logFile.Close() }() // the child holds its own descriptor
 	fmt.Fprintf(logFile, "==> %s %s %s\n", time.Now().Format(time.RFC3339), bin, strings.Join(args, " "))
 
 	cmd := exec.Command(bin, args...)
@@ -123,7 +123,7 @@ func fileTail(path string) string {
 	if err != nil {
 		return fmt.Sprintf("  (no log: %v)", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if info, err := f.Stat(); err == nil && info.Size() > tailBytes {
 		if _, err := f.Seek(-tailBytes, io.SeekEnd); err != nil {
 			return fmt.Sprintf("  (reading %s: %v)", path, err)
