@@ -50,6 +50,17 @@ func TestCRD_acceptsOpenKruiseManifestsUnchanged(t *testing.T) {
 			}
 		})
 	}
+
+	// What this version does not implement is reported, not ignored.
+	for name, want := range map[string]string{
+		"rollouts-demo":      "spec.strategy.canary.trafficRoutings",
+		"rollouts-bluegreen": "spec.strategy.blueGreen",
+	} {
+		waitRollout(t, ns, name, "Supported=False naming "+want, func(r *rolloutsv1beta1.Rollout) bool {
+			c := condition(r, rolloutsv1beta1.RolloutConditionSupported)
+			return c != nil && c.Status == "False" && strings.Contains(c.Message, want)
+		})
+	}
 }
 
 // Given an enabled Rollout of a Deployment
