@@ -220,3 +220,27 @@ func condition(ro *rolloutsv1beta1.Rollout, t rolloutsv1beta1.RolloutConditionTy
 	}
 	return nil
 }
+
+func TestNext_newRevisionMidRelease_restartsWithoutHandingBack(t *testing.T) {
+	ro := rollout(step("1", nil), step("50%", nil), step("100%", nil))
+	apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
+	apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+	ro.Status.CanaryStatus.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
+	apply(ro, Observation{Now: t0, Workload: releasing(5, 5), BatchRelease: readyBatch(1)})
+	if ro.Status.CurrentStepIndex != 2 {
+		t.Fatalf("setup: step %d", ro.Status.CurrentStepIndex)
+	}
+	v3 := releasing(0, 0)
+	v3.UpdateRevision, v3.PodTemplateHash = "v3", "v3"
+	act := apply(ro, Observation{Now: t0, Workload: v3, BatchRelease: readyBatch(1)})
+	if act.BatchRelease == DeleteBatchRelease || act.HandBack {
+		t.Fatalf("restart handed the workload back: %+v", act)
+	}
+	cs := ro.Status.CanaryStatus
+	if cs.CurrentStepIndex != 1 || cs.CanaryRevision != "v3" || cs.StableRevision != "v1" || cs.ObservedRolloutID != "v3" {
+		t.Fatalf("after restart: %+v", cs)
+	}
+	if act.BatchRelease != EnsureBatchRelease || *act.Partition != 0 {
+		t.Fatalf("after restart: actions %+v", act)
+	}
+}

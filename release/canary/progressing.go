@@ -33,9 +33,11 @@ func (m *machine) progressing() {
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonPaused, "Rollout is paused (spec.strategy.paused)")
 			m.st.Message = fmt.Sprintf("Paused at step %d/%d (spec.strategy.paused)", m.canary().CurrentStepIndex, len(m.steps()))
 		case w.UpdateRevision != m.canary().CanaryRevision:
+			// The BatchRelease stays: deleting it would hand the workload
+			// back and let Kubernetes release the new revision at once. It
+			// re-plans by itself for the new revision and rollout ID.
 			m.event(corev1.EventTypeNormal, "Restarted", "New revision %s while releasing %s: restarting at step 1",
 				w.UpdateRevision, m.canary().CanaryRevision)
-			m.act.BatchRelease = DeleteBatchRelease
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Restarting for revision "+w.UpdateRevision)
 		default:
 			if m.progressingReason() == rolloutsv1beta1.ProgressingReasonPaused {
@@ -56,10 +58,8 @@ func (m *machine) progressing() {
 // initialize starts the release of the workload's update revision.
 func (m *machine) initialize() {
 	w := m.obs.Workload
-	if m.obs.BatchRelease != nil {
-		// A BatchRelease of an earlier release must go first.
-		m.act.BatchRelease = DeleteBatchRelease
-		return
+	if br := m.obs.BatchRelease; br != nil && br.Deleting {
+		return // a BatchRelease being deleted hands the workload back first
 	}
 	stable := w.StableRevision
 	if old := m.st.CanaryStatus; old != nil && old.StableRevision != "" && old.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {

@@ -68,3 +68,39 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// Given a release of v2 paused at step 2
+// When the image changes to v3
+// Then the release restarts at step 1 for v3 while the Deployment stays
+// held, and finishes with every pod on v3.
+func TestRollout_newRevisionMidRelease_restartsAtStepOne(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 6, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("50%", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+
+	setImage(t, ns, "web", v3)
+	ro := waitRollout(t, ns, "web", "step 1 of v3 paused", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.CurrentStepIndex == 1 && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused &&
+			r.Status.CanaryStatus.CanaryReadyReplicas == 1 && podImages(t, ns, "web")[v3] == 1
+	})
+	assertHeld(t, ns, "web")
+	if got := podImages(t, ns, "web"); got[v3]+got[v2]+got[v1] != 6 {
+		t.Fatalf("pods by image %v, want 6 in all", got)
+	}
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	if got := podImages(t, ns, "web"); got[v3] != 3 {
+		t.Fatalf("step 2 of v3: pods by image %v, want 3 on v3", got)
+	}
+	approveByStatus(t, ns, "web")
+	waitRollout(t, ns, "web", "completed on v3", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CanaryStatus.CanaryRevision == ro.Status.CanaryStatus.CanaryRevision &&
+			r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+	waitDeploymentComplete(t, ns, "web", v3)
+	assertRestored(t, ns, "web")
+}
