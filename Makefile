@@ -76,7 +76,7 @@ verify: generate manifests fmt ## Regenerate everything and fail if the tree cha
 ##@ Run
 
 .PHONY: demo
-demo: controlplane ## Run a multi-batch release on a local control plane, live.
+demo: ## Run a multi-batch release on a local control plane, live.
 	go run ./test/demo
 
 .PHONY: cluster-up

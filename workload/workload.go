@@ -55,6 +55,15 @@ type Status struct {
 	// revision during a release.
 	InRollback bool
 
+	// Unsupported says why the workload cannot be released in batches as it
+	// is configured (e.g. a Deployment with the Recreate strategy); empty
+	// when it can.
+	Unsupported string
+
+	// Settled is true when the workload runs exactly the pods its
+	// controller wants: none is still being created or removed.
+	Settled bool
+
 	// Labels are the workload's labels.
 	Labels map[string]string
 

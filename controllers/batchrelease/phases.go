@@ -125,7 +125,7 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 		st.Message = fmt.Sprintf("spec.releasePlan.failureThreshold: %v", err)
 		return reconcile.TerminalError(err)
 	}
-	ready := ws.ObservedGeneration >= ws.Generation &&
+	ready := ws.ObservedGeneration >= ws.Generation && ws.Settled &&
 		batch.StepReady(desired, ws.UpdatedReplicas, ws.UpdatedReadyReplicas, tolerated)
 	before := st.CanaryStatus
 	st.CanaryStatus = advance(st.CanaryStatus, batchInput{

@@ -33,6 +33,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Clock is the time source.
 	Clock clock.PassiveClock
+	// Workers is how many objects are reconciled at once.
+	Workers int
 	// Workloads returns the adapter for a workload reference.
 	Workloads workload.Factory
 }

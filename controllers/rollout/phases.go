@@ -50,6 +50,9 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 			return nil, err
 		default:
 			s.obs.Workload = ws
+			if ws.Unsupported != "" {
+				s.obs.Blocking = append(s.obs.Blocking, ws.Unsupported)
+			}
 		}
 	} else if !errors.Is(err, workload.ErrUnsupported) {
 		return nil, err

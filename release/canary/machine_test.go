@@ -212,6 +212,22 @@ func TestNext_blockedKind_neverProgresses(t *testing.T) {
 	}
 }
 
+func TestNext_statusApprovalBeforeBatchReady_waitsForThePods(t *testing.T) {
+	ro := rollout(step("1", nil), step("100%", nil))
+	apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
+	ro.Status.CanaryStatus.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
+	upgrading := &BatchReleaseView{Partition: ptr[int32](0), Generation: 1, ObservedGeneration: 1,
+		Phase: rolloutsv1beta1.RolloutPhaseProgressing, BatchState: rolloutsv1beta1.UpgradingBatchState}
+	act := apply(ro, Observation{Now: t0, Workload: releasing(0, 0), BatchRelease: upgrading})
+	if ro.Status.CurrentStepIndex != 1 || act.Approved != nil {
+		t.Fatalf("moved on before the batch was ready: step %d, %+v", ro.Status.CurrentStepIndex, act.Approved)
+	}
+	act = apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+	if ro.Status.CurrentStepIndex != 2 || act.Approved == nil || act.Approved.Via != "status" {
+		t.Fatalf("after the batch: step %d, %+v", ro.Status.CurrentStepIndex, act.Approved)
+	}
+}
+
 func condition(ro *rolloutsv1beta1.Rollout, t rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
 	for i := range ro.Status.Conditions {
 		if ro.Status.Conditions[i].Type == t {
@@ -226,6 +242,7 @@ func TestNext_newRevisionMidRelease_restartsWithoutHandingBack(t *testing.T) {
 	apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
 	apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
 	ro.Status.CanaryStatus.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
+	apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
 	apply(ro, Observation{Now: t0, Workload: releasing(5, 5), BatchRelease: readyBatch(1)})
 	if ro.Status.CurrentStepIndex != 2 {
 		t.Fatalf("setup: step %d", ro.Status.CurrentStepIndex)

@@ -116,6 +116,10 @@ func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bo
 		m.event(corev1.EventTypeNormal, "Completed", "%s", m.st.Message)
 		return
 	}
+	// The workload runs the stable revision again: describe that, keeping
+	// the step the release stopped at.
+	w := m.obs.Workload
+	cs.CanaryRevision, cs.PodTemplateHash, cs.ObservedRolloutID = w.UpdateRevision, w.PodTemplateHash, rolloutIDOf(w)
 	m.st.Message = "Rolled back to revision " + cs.StableRevision
 	m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionFalse, "RolledBack", m.st.Message)
 	m.event(corev1.EventTypeNormal, "RolledBack", "%s", m.st.Message)

@@ -51,6 +51,11 @@ func (m *machine) runStep() {
 		m.pause(idx, len(steps), step, desired, label)
 	case rolloutsv1beta1.CanaryStepStateReady:
 		m.ensurePartition(idx - 1)
+		if !m.batchReady(idx - 1) {
+			// Approved (by a raw status patch) before the batch was done.
+			m.st.Message = fmt.Sprintf("%s approved; waiting for its pods: %d/%d on the new revision, %d ready", label, w.UpdatedReplicas, desired, w.UpdatedReadyReplicas)
+			return
+		}
 		m.recordStatusApproval(idx)
 		if int(idx) < len(steps) {
 			m.enterStep(idx + 1)
@@ -99,7 +104,8 @@ func (m *machine) pause(idx int32, steps int, step rolloutsv1beta1.CanaryStep, d
 		if m.ro.Status.CanaryStatus == nil || m.ro.Status.CanaryStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
 			m.event(corev1.EventTypeNormal, "StepPaused", "%s paused, waiting for approval", label)
 		}
-		m.st.Message = fmt.Sprintf("%s paused, waiting for approval: kubectl annotate rollout %s sluice.dev/approve=%d", label, m.ro.Name, idx)
+		m.st.Message = fmt.Sprintf("%s paused, waiting for approval: kubectl annotate rollout %s -n %s --overwrite sluice.dev/approve=step=%d,revision=%s",
+			label, m.ro.Name, m.ro.Namespace, idx, cs.CanaryRevision)
 	}
 }
 
@@ -133,7 +139,6 @@ func (m *machine) observeWorkload() {
 	}
 	cs.CanaryReplicas = w.UpdatedReplicas
 	cs.CanaryReadyReplicas = w.UpdatedReadyReplicas
-	cs.ObservedWorkloadGeneration = w.Generation
 	if cs.StableRevision == "" {
 		if br := m.obs.BatchRelease; br != nil && br.StableRevision != "" {
 			cs.StableRevision = br.StableRevision

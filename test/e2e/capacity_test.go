@@ -7,12 +7,16 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// capacityMonitor watches the pods of an app during a release and records
-// the most pods that existed at once and the fewest that were ready.
+// capacityMonitor watches the ReplicaSets of an app during a release and
+// records the largest total they asked for and the fewest ready pods they
+// reported. It samples what a Deployment's maxSurge and maxUnavailable
+// govern: ReplicaSet sizes and their ready counts. (Pod-level samples see
+// transients that Kubernetes' own rolling updates have too: a pod created
+// by one ReplicaSet before another has removed the one it scaled away.)
 type capacityMonitor struct {
 	mu                sync.Mutex
 	maxPods, minReady int
@@ -20,7 +24,7 @@ type capacityMonitor struct {
 	done              chan struct{}
 }
 
-// watchCapacity samples the app's pods every 50ms until stopped.
+// watchCapacity samples the app's ReplicaSets every 50ms until stopped.
 func watchCapacity(t *testing.T, ns, app string) *capacityMonitor {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -30,22 +34,15 @@ func watchCapacity(t *testing.T, ns, app string) *capacityMonitor {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			pods := &corev1.PodList{}
-			if err := suite.c.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err == nil {
-				live, ready := 0, 0
-				for _, p := range pods.Items {
-					if p.DeletionTimestamp != nil {
-						continue
-					}
-					live++
-					for _, c := range p.Status.Conditions {
-						if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-							ready++
-						}
-					}
+			sets := &appsv1.ReplicaSetList{}
+			if err := suite.c.List(ctx, sets, client.InNamespace(ns), client.MatchingLabels{"app": app}); err == nil {
+				pods, ready := 0, 0
+				for _, rs := range sets.Items {
+					pods += int(*rs.Spec.Replicas)
+					ready += int(rs.Status.ReadyReplicas)
 				}
 				m.mu.Lock()
-				m.maxPods, m.minReady = max(m.maxPods, live), min(m.minReady, ready)
+				m.maxPods, m.minReady = max(m.maxPods, pods), min(m.minReady, ready)
 				m.mu.Unlock()
 			}
 			select {

@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
@@ -103,4 +106,64 @@ func TestRollout_newRevisionMidRelease_restartsAtStepOne(t *testing.T) {
 	})
 	waitDeploymentComplete(t, ns, "web", v3)
 	assertRestored(t, ns, "web")
+}
+
+// Given a release paused at step 1 and sluice stopped
+// When a user applies the Deployment's sluice.dev/restore-patch by hand
+// Then Kubernetes finishes the rollout, and once sluice is back the Rollout
+// completes without holding the Deployment again.
+func TestRollout_restorePatchAppliedByHand_completesWhenSluiceReturns(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 6, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+
+	if err := suite.manager.Stop(); err != nil {
+		t.Fatalf("stopping sluice: %v", err)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			if err := startManager(ctxFor(t)); err != nil {
+				t.Errorf("restarting sluice: %v", err)
+			}
+		}
+	})
+	d := getDeployment(t, ns, "web")
+	patch := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]
+	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("kubectl-patch")); err != nil {
+		t.Fatalf("applying the restore patch: %v", err)
+	}
+	assertRestored(t, ns, "web")
+	waitDeploymentComplete(t, ns, "web", v2)
+
+	restarted = true
+	if err := startManager(ctxFor(t)); err != nil {
+		t.Fatalf("restarting sluice: %v", err)
+	}
+	waitRollout(t, ns, "web", "completed after restart", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+	assertRestored(t, ns, "web")
+}
+
+// Given a Deployment with the Recreate strategy
+// When a Rollout is created for it and its image changes
+// Then the Rollout reports it cannot release it, and the update is not held.
+func TestRollout_recreateDeployment_reportedAndNotHeld(t *testing.T) {
+	ns := newNamespace(t)
+	d := deployment(t, ns, "web", 2, v1)
+	d = getDeployment(t, ns, "web")
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	if err := suite.c.Update(ctxFor(t), d); err != nil {
+		t.Fatal(err)
+	}
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("100%", nil)))
+	waitRollout(t, ns, "web", "Supported=False naming Recreate", func(r *rolloutsv1beta1.Rollout) bool {
+		c := condition(r, rolloutsv1beta1.RolloutConditionSupported)
+		return c != nil && c.Status == "False" && strings.Contains(c.Message, "Recreate")
+	})
+	setImage(t, ns, "web", v2)
+	waitDeploymentComplete(t, ns, "web", v2)
 }

@@ -197,6 +197,7 @@ func TestRollout_sluiceStoppedMidRelease_kubernetesFinishesAlone(t *testing.T) {
 	})
 	capacity := watchCapacity(t, ns, "web")
 	d := getDeployment(t, ns, "web")
+	t.Logf("unpausing by hand: paused=%v strategy=%+v minReadySeconds=%d", d.Spec.Paused, d.Spec.Strategy.RollingUpdate, d.Spec.MinReadySeconds)
 	d.Spec.Paused = false
 	if err := suite.c.Update(ctxFor(t), d); err != nil {
 		t.Fatalf("unpausing by hand: %v", err)

@@ -119,9 +119,18 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		in.NewReplicas = replicasOfSet(sets.current)
 		in.NewReady = sets.current.Status.ReadyReplicas
 	}
+	if handedBack(d, in) {
+		// Someone took the Deployment back from the release (applied the
+		// restore patch, or unpaused it and Kubernetes finished): holding
+		// it again would undo what they did. The release completes or
+		// restarts from what Kubernetes does with it.
+		return in.NewReplicas >= desired, nil
+	}
 	g := planGate(in)
-	if err := r.patch(ctx, d, map[string]any{"spec": specPatch(g, d)}); err != nil {
-		return false, err
+	if spec := specPatch(g, d); len(spec) > 0 {
+		if err := r.patch(ctx, d, map[string]any{"spec": spec}); err != nil {
+			return false, err
+		}
 	}
 	return g.Mode == modeHold, nil
 }
@@ -161,6 +170,17 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 	return !wait || statusOf(d, sets).UpToDate, nil
 }
 
+// handedBack reports whether d was handed back to Kubernetes outside the
+// release: its restore patch was applied, or it was unpaused by hand and is
+// now fully on the new revision.
+func handedBack(d *appsv1.Deployment, in gateInput) bool {
+	if _, held := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !held {
+		return true
+	}
+	return !d.Spec.Paused && d.Spec.MinReadySeconds != heldMinReadySeconds &&
+		in.OldReplicas == 0 && in.NewReplicas >= in.Replicas
+}
+
 // bounds resolves the user's maxSurge and maxUnavailable, from the restore
 // patch while a release holds the Deployment.
 func (r *Releaser) bounds(d *appsv1.Deployment) (surge, unavailable int32, err error) {
@@ -183,7 +203,7 @@ func (r *Releaser) read(ctx context.Context) (*appsv1.Deployment, *replicaSets, 
 		}
 		return nil, nil, fmt.Errorf("reading deployment %s: %w", r.key, err)
 	}
-	sets, err := listReplicaSets(ctx, r.reader, d)
+	sets, err := listReplicaSets(ctx, r.client, r.reader, d)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,6 +276,10 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 	} else {
 		s.PodTemplateHash = templateHash(&d.Spec.Template, d.Status.CollisionCount)
 	}
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		s.Unsupported = "spec.strategy.type of Deployment " + d.Name + " is Recreate, which cannot be released in batches; use RollingUpdate"
+	}
+	s.Settled = d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == n
 	s.UpToDate = !d.Spec.Paused && d.Spec.MinReadySeconds != heldMinReadySeconds &&
 		d.Status.ObservedGeneration >= d.Generation &&
 		d.Status.UpdatedReplicas == n && d.Status.Replicas == n && d.Status.AvailableReplicas == n

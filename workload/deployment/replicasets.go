@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -20,19 +21,43 @@ type replicaSets struct {
 	old     []*appsv1.ReplicaSet
 }
 
-func listReplicaSets(ctx context.Context, c client.Reader, d *appsv1.Deployment) (*replicaSets, error) {
+// listReplicaSets finds the ReplicaSets d controls. The cache tells which
+// exist (listing the API server directly is slow: it waits for the watch
+// cache); the ones that matter (any with replicas, and the one of d's
+// template, found by the name Kubernetes gives it) are then read fresh, so
+// decisions never rest on stale sizes.
+func listReplicaSets(ctx context.Context, cached, fresh client.Reader, d *appsv1.Deployment) (*replicaSets, error) {
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
 		return nil, fmt.Errorf("selector of deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	list := &appsv1.ReplicaSetList{}
-	if err := c.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+	if err := cached.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, fmt.Errorf("listing replicasets of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	names := map[string]bool{d.Name + "-" + templateHash(&d.Spec.Template, d.Status.CollisionCount): true}
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if replicasOfSet(rs) > 0 || rs.Status.Replicas > 0 || equalIgnoringHash(&rs.Spec.Template, &d.Spec.Template) {
+			names[rs.Name] = true
+		}
 	}
 	sets := &replicaSets{}
 	for i := range list.Items {
-		rs := &list.Items[i]
-		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID || rs.DeletionTimestamp != nil {
+		if rs := &list.Items[i]; !names[rs.Name] && owned(rs, d) {
+			sets.old = append(sets.old, rs) // idle history: cached is good enough
+		}
+	}
+	for name := range names {
+		rs := &appsv1.ReplicaSet{}
+		err := fresh.Get(ctx, client.ObjectKey{Namespace: d.Namespace, Name: name}, rs)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading replicaset %s/%s: %w", d.Namespace, name, err)
+		}
+		if !owned(rs, d) {
 			continue
 		}
 		if sets.current == nil && equalIgnoringHash(&rs.Spec.Template, &d.Spec.Template) {
@@ -43,6 +68,12 @@ func listReplicaSets(ctx context.Context, c client.Reader, d *appsv1.Deployment)
 	}
 	sort.Slice(sets.old, func(i, j int) bool { return revisionOf(sets.old[i]) > revisionOf(sets.old[j]) })
 	return sets, nil
+}
+
+// owned reports whether d controls rs and rs is not being deleted.
+func owned(rs *appsv1.ReplicaSet, d *appsv1.Deployment) bool {
+	ref := metav1.GetControllerOf(rs)
+	return ref != nil && ref.UID == d.UID && rs.DeletionTimestamp == nil
 }
 
 // oldReplicas is the sum of spec.replicas of the non-current ReplicaSets.

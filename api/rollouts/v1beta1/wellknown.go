@@ -79,8 +79,8 @@ const (
 	// written by anyone else are discarded.
 	ApproveContextAnnotation = "sluice.dev/approve-context"
 
-	// ApprovalsAnnotation on a Rollout lists the approvals applied to the
-	// current release, newest last, as JSON.
+	// ApprovalsAnnotation on a Rollout lists the approvals sluice applied,
+	// newest last, as JSON; it keeps the 20 newest, across releases.
 	ApprovalsAnnotation = "sluice.dev/approvals"
 
 	// DeploymentOriginalAnnotation on a Deployment holds, while a release is
