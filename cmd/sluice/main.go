@@ -25,6 +25,8 @@ func main() {
 	flag.StringVar(&o.CertDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "Directory with tls.crt and tls.key for the webhooks (ignored with --local).")
 	flag.StringVar(&o.WebhookConfigName, "webhook-config-name", "sluice-local", "Name of the webhook configurations registered with --local.")
 	flag.StringVar(&o.WorkloadFailurePolicy, "workload-webhook-failure-policy", "Ignore", "With --local: Ignore lets workload updates through when sluice is down, Fail blocks them.")
+	flag.IntVar(&o.RolloutWorkers, "rollout-workers", 3, "How many Rollouts are reconciled at once.")
+	flag.IntVar(&o.BatchReleaseWorkers, "batchrelease-workers", 3, "How many BatchReleases are reconciled at once.")
 	installCRDs := flag.Bool("install-crds", false, "Apply sluice's CRDs before starting (make run uses it).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

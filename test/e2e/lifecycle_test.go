@@ -153,8 +153,8 @@ func TestRollout_restorePatchAppliedByHand_completesWhenSluiceReturns(t *testing
 // Then the Rollout reports it cannot release it, and the update is not held.
 func TestRollout_recreateDeployment_reportedAndNotHeld(t *testing.T) {
 	ns := newNamespace(t)
-	d := deployment(t, ns, "web", 2, v1)
-	d = getDeployment(t, ns, "web")
+	deployment(t, ns, "web", 2, v1)
+	d := getDeployment(t, ns, "web")
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	if err := suite.c.Update(ctxFor(t), d); err != nil {
 		t.Fatal(err)

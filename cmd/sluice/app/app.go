@@ -61,6 +61,9 @@ type Options struct {
 	// WrapTransport, when set, wraps the transport of every API client
 	// (benchmarks count requests with it).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// RolloutWorkers and BatchReleaseWorkers are how many Rollouts and
+	// BatchReleases are reconciled at once (default 3 each).
+	RolloutWorkers, BatchReleaseWorkers int
 	// InProcessRestarts allows running the manager more than once in one
 	// process (tests stop and restart sluice); it skips controller-runtime's
 	// check that controller names, and so their metrics, are unique.
@@ -116,7 +119,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if err := setup(ctx, mgr); err != nil {
+	if err := setup(ctx, mgr, o); err != nil {
 		return err
 	}
 	if local != nil {
@@ -137,16 +140,18 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 }
 
 // setup registers the controllers and webhooks with mgr.
-func setup(ctx context.Context, mgr ctrl.Manager) error {
+func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	recorder := mgr.GetEventRecorder("sluice")
 	clk := clock.RealClock{}
 	if err := (&rollout.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Workers: orDefault(o.RolloutWorkers, 3),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	if err := (&batchrelease.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Workers: orDefault(o.BatchReleaseWorkers, 3),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the batchrelease controller: %w", err)
 	}
@@ -159,6 +164,13 @@ func setup(ctx context.Context, mgr ctrl.Manager) error {
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
 		Decoder: decoder, Clock: clk}})
 	return nil
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // freePort asks the kernel for a free loopback port.
