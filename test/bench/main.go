@@ -1,0 +1,221 @@
+// Command bench is sluice's benchmark seed (make bench). On a local control
+// plane it releases a new image to many Deployments at once, each through
+// its own Rollout of steps 1 / 50% / 100% with zero-duration pauses, and
+// prints how long each release took from the image change to Completed,
+// how many writes the sluice manager sent to the API server per release,
+// and the peak Go memory of the process that runs the manager. It also
+// reports the manager's reads, the latency of each kind of request and how
+// busy each controller was, which is where slowness usually shows first.
+//
+//	go run ./test/bench [--rollouts 10] [--replicas 10] [--json]
+//
+// --trace adds what each Rollout reported over time; --log-requests logs
+// every API request of the manager with its body, for finding where
+// requests go. It exits non-zero only when the scenario cannot be run, and
+// stops everything it started on every way out, Ctrl-C included.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-dev/sluice/cmd/sluice/app"
+	"github.com/sluice-dev/sluice/test/cluster"
+	"github.com/sluice-dev/sluice/test/env"
+)
+
+// sampleInterval is how often memory is sampled in the window.
+const sampleInterval = 100 * time.Millisecond
+
+// options are the command-line flags.
+type options struct {
+	rollouts, replicas  int
+	json, trace         bool
+	verbose, managerLog bool
+	logRequests         bool
+	timeout, settle     time.Duration
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ExitOnError)
+	fs.IntVar(&o.rollouts, "rollouts", 10, "number of Deployments, each with its own Rollout")
+	fs.IntVar(&o.replicas, "replicas", 10, "replicas of each Deployment")
+	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
+	fs.BoolVar(&o.trace, "trace", false, "also print what each Rollout reported over time")
+	fs.BoolVar(&o.verbose, "v", false, "print the control plane's progress to stderr")
+	fs.BoolVar(&o.managerLog, "manager-log", false, "print the sluice manager's logs to stderr")
+	fs.BoolVar(&o.logRequests, "log-requests", false, "print every API request of the manager to stderr (skews the memory numbers)")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long the releases may take")
+	fs.DurationVar(&o.settle, "settle", 2*time.Second, "how long to keep counting writes after the last release completed")
+	_ = fs.Parse(os.Args[1:])
+	if o.rollouts < 1 || o.replicas < 1 || o.replicas > 1000 {
+		fmt.Fprintln(os.Stderr, "bench: --rollouts must be at least 1 and --replicas between 1 and 1000")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o, os.Stdout, os.Stderr)
+	interrupted := ctx.Err() != nil
+	stop()
+	if interrupted {
+		fmt.Fprintf(os.Stderr, "bench: interrupted (%v); everything it started is stopped\n", err)
+		os.Exit(130)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the control plane and the manager, runs the scenario, prints
+// the results and stops everything it started, on every way out.
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	began := time.Now()
+	res := &result{Rollouts: o.rollouts, Replicas: int32(o.replicas), //nolint:gosec // bounded by the flag check
+		Env: environment{GoVersion: runtime.Version(), OSArch: runtime.GOOS + "/" + runtime.GOARCH,
+			GOMAXPROCS: runtime.GOMAXPROCS(0), CPUs: runtime.NumCPU()}}
+	var clusterLog io.Writer
+	if o.verbose {
+		clusterLog = stderr
+	}
+	_, _ = fmt.Fprintln(stderr, "bench: starting the control plane")
+	cl, err := cluster.Start(ctx, cluster.Options{Log: clusterLog})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cl.Stop()) }()
+	res.Setup.Cluster = time.Since(began).Seconds()
+
+	cfg := cl.RESTConfig()
+	if err := env.InstallCRDs(ctx, cfg); err != nil {
+		return err
+	}
+	logger := logr.Discard()
+	if o.managerLog {
+		logger = funcr.New(func(prefix, args string) { _, _ = fmt.Fprintln(stderr, prefix, args) }, funcr.Options{})
+	}
+	var requestLog io.Writer
+	if o.logRequests {
+		requestLog = stderr
+	}
+	counter := newRequestCounter(requestLog)
+	m, err := env.StartManager(ctx, cfg, env.ManagerOptions{Name: "sluice-bench", Logger: logger, WrapTransport: counter.wrap})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, m.Stop()) }()
+	res.Setup.Manager = time.Since(began).Seconds() - res.Setup.Cluster
+
+	scheme, err := app.Scheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	s := &scenario{c: c, runID: rand.String(5), n: o.rollouts, replicas: res.Replicas, progress: stderr}
+	s.logf("creating %d deployments of %d replicas", s.n, s.replicas)
+	if err := s.setup(ctx); err != nil {
+		return err
+	}
+	res.Setup.Total = time.Since(began).Seconds()
+	res.Setup.Workloads = res.Setup.Total - res.Setup.Cluster - res.Setup.Manager
+
+	s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
+	w, err := measure(ctx, s, counter, o)
+	if err != nil {
+		return err
+	}
+	w.fill(res, s.namespaces(), o.settle)
+	if o.json {
+		return printJSON(stdout, res)
+	}
+	printText(stdout, res)
+	if o.trace {
+		_, _ = fmt.Fprintln(stdout, "\ntimelines, seconds from each image change (as delivered by a watch):")
+		printTimelines(stdout, s.namespaces(), w.changedAt, w.timelines)
+	}
+	return nil
+}
+
+// measure changes every image, waits until every release completed, and
+// returns what the window between the first change and the last completion
+// recorded.
+func measure(ctx context.Context, s *scenario, counter *requestCounter, o options) (*window, error) {
+	tr := newTracker()
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		tr.run(watchCtx, s.c, s.runID)
+	}()
+	defer func() {
+		stopWatch()
+		<-watching
+	}()
+
+	w := &window{changedAt: map[string]time.Time{}}
+	var err error
+	if w.metricsBefore, err = readControllerMetrics(); err != nil {
+		return nil, err
+	}
+	sampler := startSampling(sampleInterval)
+	counter.openWindow()
+	at, revisions, err := s.changeImages(ctx)
+	if err != nil {
+		_, _, _ = sampler.stop()
+		return nil, err
+	}
+	want := map[string]string{}
+	w.first = at[0]
+	for i, ns := range s.namespaces() {
+		w.changedAt[ns], want[ns] = at[i], revisions[i]
+		counter.mark(at[i], "image changed in "+ns)
+		if at[i].Before(w.first) {
+			w.first = at[i]
+		}
+	}
+	tr.expect(want)
+	w.done, err = tr.wait(ctx, o.timeout)
+	w.end = time.Now()
+	w.baseline, w.peak, w.samples = sampler.stop()
+	if err != nil {
+		return nil, err
+	}
+	w.inWindow = counter.snapshot()
+	if w.metricsAfter, err = readControllerMetrics(); err != nil {
+		return nil, err
+	}
+	s.logf("all releases completed %.1fs after the first change", w.end.Sub(w.first).Seconds())
+
+	if err := s.waitDeployments(ctx, imageNew); err != nil {
+		return nil, err
+	}
+	w.deploymentsAvailable = time.Now()
+	sleep(ctx, time.Until(w.end.Add(o.settle)))
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	w.after = map[requestKey]requestStat{}
+	for k, st := range counter.snapshot() {
+		if d := st.N - w.inWindow[k].N; d > 0 {
+			w.after[k] = requestStat{N: d, Time: st.Time - w.inWindow[k].Time}
+		}
+	}
+	w.timelines = tr.timelines()
+	return w, nil
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+// window is what the benchmark recorded between the first image change and
+// the last completed release, plus what came just after.
+type window struct {
+	// first is the first image change, end the moment the last release
+	// was seen completed, deploymentsAvailable when every Deployment was
+	// seen fully updated and available.
+	first, end, deploymentsAvailable time.Time
+	// changedAt and done are, per namespace, when the image change was sent
+	// and when the watch delivered the completed release.
+	changedAt, done map[string]time.Time
+	// inWindow counts the manager's requests in the window, after those of
+	// the settle period that followed.
+	inWindow, after map[requestKey]requestStat
+	// metricsBefore and metricsAfter are controller-runtime's metrics at
+	// the start and the end of the window.
+	metricsBefore, metricsAfter metricValues
+	// baseline, peak and samples are the memory sampler's results.
+	baseline, peak memoryUse
+	samples        int
+	// timelines are what each Rollout reported, per namespace.
+	timelines map[string][]transition
+}
+
+// fill computes the results of the window into res; namespaces are the
+// scenario's, one Rollout each, and settle the period counted in after.
+func (w *window) fill(res *result, namespaces []string, settle time.Duration) {
+	var seconds, perNamespace []float64
+	q := &res.Requests
+	for _, ns := range namespaces {
+		r := rolloutResult{Namespace: ns, Seconds: w.done[ns].Sub(w.changedAt[ns]).Seconds(), Writes: writesIn(w.inWindow, ns)}
+		res.PerRun = append(res.PerRun, r)
+		seconds = append(seconds, r.Seconds)
+		perNamespace = append(perNamespace, float64(r.Writes))
+		q.RolloutWrites += r.Writes
+	}
+	res.Completion = summarize(seconds)
+	res.Window = w.end.Sub(w.first).Seconds()
+	res.DeploymentsAvailable = w.deploymentsAvailable.Sub(w.first).Seconds()
+	res.Controllers = controllerDeltas(w.metricsBefore, w.metricsAfter, res.Window)
+	q.WriteKinds, q.Writes = tally(w.inWindow, writeKind)
+	q.ReadKinds, q.Reads = tally(w.inWindow, readKind)
+	q.Failed, _ = tally(w.inWindow, failedKind)
+	q.EmptyPatches, _ = tally(w.inWindow, emptyKind)
+	q.AfterKinds, q.After = tally(w.after, writeKind)
+	q.AfterSeconds = settle.Seconds()
+	q.PerRollout = float64(q.Writes) / float64(max(len(namespaces), 1))
+	q.ByNamespace = summarize(perNamespace)
+	if other := q.Writes - q.RolloutWrites; other > 0 {
+		q.Notes = append(q.Notes, fmt.Sprintf("%d writes went outside the scenario's namespaces", other))
+	}
+	res.Memory = memoryReport{
+		What: fmt.Sprintf("Go memory of the benchmark process, which runs the sluice manager in-process together with the "+
+			"benchmark's own client and Rollout watch (the control plane's processes are not counted); baseline read "+
+			"after a forced GC just before the first image change, peaks sampled from runtime/metrics every %s until "+
+			"the last Rollout Completed", sampleInterval),
+		IntervalMs: int(sampleInterval / time.Millisecond), Samples: w.samples, Baseline: w.baseline, Peak: w.peak,
+	}
+}
