@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
@@ -94,10 +95,29 @@ type Releaser interface {
 	Finalize(ctx context.Context, wait bool) (done bool, err error)
 }
 
-// Factory returns the Releaser for the workload ref in namespace. Writes go
-// through c; reads that decide what to write go through reader, which
-// should not be a cache (a stale read could undo a step).
-type Factory func(c client.Client, reader client.Reader, namespace string, ref rolloutsv1beta1.ObjectRef) (Releaser, error)
+// Target names the workload a release works on and how it is released.
+type Target struct {
+	// Namespace of the workload.
+	Namespace string
+	// Ref names the workload.
+	Ref rolloutsv1beta1.ObjectRef
+	// Style is how new-revision pods are produced: Partition (in place,
+	// the default), Canary (an extra workload) or BlueGreen.
+	Style rolloutsv1beta1.RollingStyleType
+}
+
+// Factory returns the Releaser for a target. Writes go through c; reads
+// that decide what to write go through reader, which should not be a cache
+// (a stale read could undo a step).
+type Factory func(c client.Client, reader client.Reader, t Target) (Releaser, error)
+
+// Hold changes updated, an update of old by someone other than sluice, so
+// that the active Rollout named rollout keeps control of the workload: a
+// new release is held (paused, or its partition set so that no pod
+// changes) and marked with rollouts.kruise.io/in-progressing, and while a
+// release is in progress the fields sluice controls keep their values. It
+// reports whether it changed updated, and why (for logs).
+type Hold func(old, updated *unstructured.Unstructured, rollout string) (changed bool, why string, err error)
 
 // Owner identifies the BatchRelease controlling a workload.
 type Owner struct {

@@ -40,6 +40,18 @@ type Reconciler struct {
 	Workloads workload.Factory
 }
 
+// styleOf is the rolling style of a plan; enableExtraWorkloadForCanary
+// counts only when rollingStyle is empty.
+func styleOf(p rolloutsv1beta1.ReleasePlan) rolloutsv1beta1.RollingStyleType {
+	switch {
+	case p.RollingStyle != "":
+		return p.RollingStyle
+	case p.EnableExtraWorkloadForCanary:
+		return rolloutsv1beta1.CanaryRollingStyle
+	}
+	return rolloutsv1beta1.PartitionRollingStyle
+}
+
 // pollInterval is how often a batch in flight is looked at even without
 // events, as a guard against a missed watch event.
 const pollInterval = 5 * time.Second
@@ -60,7 +72,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	logger := log.FromContext(ctx).WithValues("batchRelease", klog.KObj(br))
 	ctx = log.IntoContext(ctx, logger)
 
-	releaser, lookupErr := r.Workloads(r.Client, r.APIReader, br.Namespace, br.Spec.WorkloadRef)
+	releaser, lookupErr := r.Workloads(r.Client, r.APIReader, workload.Target{
+		Namespace: br.Namespace, Ref: br.Spec.WorkloadRef, Style: styleOf(br.Spec.ReleasePlan),
+	})
 	if !br.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, br, releaser)
 	}

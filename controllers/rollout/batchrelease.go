@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/support"
 )
 
 // ensureBatchRelease creates the Rollout's BatchRelease, or patches its plan,
@@ -58,7 +59,7 @@ func planOf(ro *rolloutsv1beta1.Rollout, partition *int32, policy rolloutsv1beta
 	plan := rolloutsv1beta1.ReleasePlan{
 		BatchPartition:   partition,
 		FinalizingPolicy: policy,
-		RollingStyle:     rolloutsv1beta1.PartitionRollingStyle,
+		RollingStyle:     support.Style(ro),
 	}
 	if c := ro.Spec.Strategy.Canary; c != nil {
 		plan.FailureThreshold = c.FailureThreshold

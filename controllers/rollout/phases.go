@@ -40,7 +40,9 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	s.obs.Deleting = !ro.DeletionTimestamp.IsZero()
 	s.obs.Blocking, s.obs.Ignored = support.Analyze(ro)
 
-	releaser, err := r.Workloads(r.Client, r.APIReader, ro.Namespace, ro.Spec.WorkloadRef)
+	releaser, err := r.Workloads(r.Client, r.APIReader, workload.Target{
+		Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef, Style: support.Style(ro),
+	})
 	if err == nil {
 		s.releaser = releaser
 		ws, err := releaser.Status(ctx)

@@ -11,17 +11,37 @@ import (
 	"github.com/sluice-dev/sluice/workload/lookup"
 )
 
+// Style is how a Rollout produces new-revision pods: BlueGreen, Canary (an
+// extra canary workload: enableExtraWorkloadForCanary) or Partition (in
+// place, the default).
+func Style(ro *rolloutsv1beta1.Rollout) rolloutsv1beta1.RollingStyleType {
+	switch s := ro.Spec.Strategy; {
+	case s.BlueGreen != nil:
+		return rolloutsv1beta1.BlueGreenRollingStyle
+	case s.Canary != nil && s.Canary.EnableExtraWorkloadForCanary:
+		return rolloutsv1beta1.CanaryRollingStyle
+	}
+	return rolloutsv1beta1.PartitionRollingStyle
+}
+
+// styleField names the field that chose a rolling style.
+func styleField(s rolloutsv1beta1.RollingStyleType) string {
+	if s == rolloutsv1beta1.BlueGreenRollingStyle {
+		return "spec.strategy.blueGreen"
+	}
+	return "spec.strategy.canary.enableExtraWorkloadForCanary"
+}
+
 // Analyze returns the settings of ro that keep sluice from releasing its
 // workload at all (blocking) and those that are stored without effect yet
 // (ignored). Each entry names the field.
 func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
-	if ok, why := lookup.Supported(ro.Spec.WorkloadRef); !ok {
+	if ok, why := lookup.Supported(ro.Spec.WorkloadRef, ""); !ok {
 		blocking = append(blocking, "spec.workloadRef: "+why)
+	} else if ok, why := lookup.Supported(ro.Spec.WorkloadRef, Style(ro)); !ok {
+		blocking = append(blocking, styleField(Style(ro))+": "+why)
 	}
 	s := ro.Spec.Strategy
-	if s.BlueGreen != nil {
-		blocking = append(blocking, "spec.strategy.blueGreen is not supported yet")
-	}
 	c := s.Canary
 	if c == nil {
 		if s.BlueGreen == nil {
@@ -29,17 +49,14 @@ func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
 		}
 		return blocking, ignored
 	}
-	if c.EnableExtraWorkloadForCanary {
-		blocking = append(blocking, "spec.strategy.canary.enableExtraWorkloadForCanary (canary style) is not supported yet")
-	}
 	if len(c.TrafficRoutings) > 0 {
 		ignored = append(ignored, "spec.strategy.canary.trafficRoutings")
 	}
 	if c.TrafficRoutingRef != "" {
 		ignored = append(ignored, "spec.strategy.canary.trafficRoutingRef")
 	}
-	if c.PatchPodTemplateMetadata != nil {
-		ignored = append(ignored, "spec.strategy.canary.patchPodTemplateMetadata")
+	if c.PatchPodTemplateMetadata != nil && !c.EnableExtraWorkloadForCanary {
+		ignored = append(ignored, "spec.strategy.canary.patchPodTemplateMetadata (only used with enableExtraWorkloadForCanary)")
 	}
 	for i, st := range c.Steps {
 		if st.Traffic != nil {

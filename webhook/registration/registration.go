@@ -23,6 +23,17 @@ type Options struct {
 	// default) lets workload updates through unheld when sluice is down;
 	// Fail blocks them.
 	WorkloadFailurePolicy admissionregistrationv1.FailurePolicyType
+	// ExtraWorkloadRules add StatefulSet-like custom kinds to the workload
+	// webhook.
+	ExtraWorkloadRules []admissionregistrationv1.RuleWithOperations
+}
+
+// WorkloadRules are the rules of the workload webhook: updates of the
+// built-in and OpenKruise workload kinds, then extra (custom) ones.
+func WorkloadRules(extra ...admissionregistrationv1.RuleWithOperations) []admissionregistrationv1.RuleWithOperations {
+	rs := rules("apps", "v1", []string{"deployments", "statefulsets", "daemonsets"}, admissionregistrationv1.Update)
+	rs = append(rs, rules("apps.kruise.io", "*", []string{"clonesets", "statefulsets", "daemonsets"}, admissionregistrationv1.Update)...)
+	return append(rs, extra...)
 }
 
 // Mutating returns the mutating webhook configuration.
@@ -37,9 +48,9 @@ func Mutating(o Options) *admissionregistrationv1.MutatingWebhookConfiguration {
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: map[string]string{"app.kubernetes.io/name": "sluice"}},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{
 			{
-				Name:         "mdeployment.sluice.dev",
-				ClientConfig: o.ClientConfig(workloadwebhook.DeploymentPath),
-				Rules:        rules("apps", "v1", "deployments", admissionregistrationv1.Update),
+				Name:         "mworkload.sluice.dev",
+				ClientConfig: o.ClientConfig(workloadwebhook.Path),
+				Rules:        WorkloadRules(o.ExtraWorkloadRules...),
 				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 					Key: rolloutsv1beta1.WorkloadTypeLabel, Operator: metav1.LabelSelectorOpExists,
 				}}},
@@ -52,7 +63,7 @@ func Mutating(o Options) *admissionregistrationv1.MutatingWebhookConfiguration {
 			{
 				Name:                    "mrollout.sluice.dev",
 				ClientConfig:            o.ClientConfig(rolloutwebhook.MutatePath),
-				Rules:                   rules(rolloutsv1beta1.GroupVersion.Group, "*", "rollouts", admissionregistrationv1.Create, admissionregistrationv1.Update),
+				Rules:                   rules(rolloutsv1beta1.GroupVersion.Group, "*", []string{"rollouts"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
 				FailurePolicy:           ptr(admissionregistrationv1.Fail),
 				SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
 				TimeoutSeconds:          ptr[int32](10),
@@ -71,7 +82,7 @@ func Validating(o Options) *admissionregistrationv1.ValidatingWebhookConfigurati
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "vrollout.sluice.dev",
 			ClientConfig:            o.ClientConfig(rolloutwebhook.ValidatePath),
-			Rules:                   rules(rolloutsv1beta1.GroupVersion.Group, "*", "rollouts", admissionregistrationv1.Create, admissionregistrationv1.Update),
+			Rules:                   rules(rolloutsv1beta1.GroupVersion.Group, "*", []string{"rollouts"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
 			FailurePolicy:           ptr(admissionregistrationv1.Fail),
 			SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
 			TimeoutSeconds:          ptr[int32](10),
@@ -80,13 +91,13 @@ func Validating(o Options) *admissionregistrationv1.ValidatingWebhookConfigurati
 	}
 }
 
-func rules(group, version, resource string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
+func rules(group, version string, resources []string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {
 	return []admissionregistrationv1.RuleWithOperations{{
 		Operations: ops,
 		Rule: admissionregistrationv1.Rule{
 			APIGroups:   []string{group},
 			APIVersions: []string{version},
-			Resources:   []string{resource},
+			Resources:   resources,
 			Scope:       ptr(admissionregistrationv1.NamespacedScope),
 		},
 	}}

@@ -1,6 +1,7 @@
 // Package workload holds the mutating admission webhook that holds workload
 // updates for an active Rollout, so that the Rollout controller can release
-// the new revision in steps.
+// the new revision in steps. It serves every workload kind; what holding
+// means for a kind is up to that kind's adapter (workload.Hold).
 package workload
 
 import (
@@ -9,7 +10,7 @@ import (
 	"net/http"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -17,56 +18,65 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/support"
+	"github.com/sluice-dev/sluice/workload"
 )
 
-// DeploymentPath is where the Deployment webhook is served.
-const DeploymentPath = "/mutate-apps-v1-deployment"
+// Path is where the workload webhook is served.
+const Path = "/mutate-workload"
 
 // RolloutIndex is the field index (registered by the Rollout controller)
 // that finds Rollouts by "<Kind>/<name>" of their workload.
 const RolloutIndex = "spec.workloadRef"
 
-// DeploymentHandler holds Deployment updates for active Rollouts.
-type DeploymentHandler struct {
+// Handler holds workload updates for active Rollouts.
+type Handler struct {
 	// Client lists Rollouts (from the cache, through RolloutIndex).
 	Client client.Reader
-	// Decoder decodes admission objects.
-	Decoder admission.Decoder
+	// Holds returns how updates of a kind are held.
+	Holds func(schema.GroupKind) (workload.Hold, bool)
 }
 
-var _ admission.Handler = (*DeploymentHandler)(nil)
+var _ admission.Handler = (*Handler)(nil)
 
 // Handle implements admission.Handler.
-func (h *DeploymentHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Update || req.SubResource != "" {
-		return admission.Allowed("not an update of the Deployment itself")
+		return admission.Allowed("not an update of the workload itself")
 	}
 	if fieldManagerOf(req) == rolloutsv1beta1.FieldManager {
 		return admission.Allowed("sluice's own write")
 	}
-	old, updated := &appsv1.Deployment{}, &appsv1.Deployment{}
-	if err := h.Decoder.DecodeRaw(req.OldObject, old); err != nil {
+	gk := schema.GroupKind{Group: req.Kind.Group, Kind: req.Kind.Kind}
+	hold, ok := h.Holds(gk)
+	if !ok {
+		return admission.Allowed("sluice does not hold " + gk.String())
+	}
+	old, updated := &unstructured.Unstructured{}, &unstructured.Unstructured{}
+	if err := old.UnmarshalJSON(req.OldObject.Raw); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	if err := h.Decoder.DecodeRaw(req.Object, updated); err != nil {
+	if err := updated.UnmarshalJSON(req.Object.Raw); err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	ro, err := h.activeRollout(ctx, updated.Namespace, "apps", "Deployment", updated.Name)
+	ro, err := h.activeRollout(ctx, req.Namespace, gk, req.Name)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	if ro == nil {
-		return admission.Allowed("no active Rollout for this Deployment")
+		return admission.Allowed("no active Rollout for this workload")
 	}
-	if len(updated.UID) == 0 {
-		updated.UID = old.UID // some CD tools send updates without a uid
+	if updated.GetUID() == "" {
+		updated.SetUID(old.GetUID()) // some CD tools send updates without a uid
 	}
-	changed, why := holdDeployment(old, updated, ro.Name)
+	changed, why, err := hold(old, updated, ro.Name)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
 	if !changed {
 		return admission.Allowed(why)
 	}
-	log.FromContext(ctx).Info("Holding Deployment update", "deployment", req.Namespace+"/"+req.Name, "rollout", ro.Name, "why", why)
-	raw, err := json.Marshal(updated)
+	log.FromContext(ctx).Info("Holding workload update", "kind", gk.String(), "workload", req.Namespace+"/"+req.Name, "rollout", ro.Name, "why", why)
+	raw, err := json.Marshal(updated.Object)
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
@@ -74,15 +84,15 @@ func (h *DeploymentHandler) Handle(ctx context.Context, req admission.Request) a
 }
 
 // activeRollout finds the active Rollout of a workload, or nil.
-func (h *DeploymentHandler) activeRollout(ctx context.Context, namespace, group, kind, name string) (*rolloutsv1beta1.Rollout, error) {
+func (h *Handler) activeRollout(ctx context.Context, namespace string, gk schema.GroupKind, name string) (*rolloutsv1beta1.Rollout, error) {
 	list := &rolloutsv1beta1.RolloutList{}
-	if err := h.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{RolloutIndex: kind + "/" + name}); err != nil {
+	if err := h.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{RolloutIndex: gk.Kind + "/" + name}); err != nil {
 		return nil, err
 	}
 	for i := range list.Items {
 		ro := &list.Items[i]
 		gv, err := schema.ParseGroupVersion(ro.Spec.WorkloadRef.APIVersion)
-		if err != nil || gv.Group != group {
+		if err != nil || gv.Group != gk.Group {
 			continue
 		}
 		if support.Active(ro) {

@@ -14,17 +14,24 @@ import (
 	"github.com/sluice-dev/sluice/workload/deployment"
 )
 
+// The kinds OpenKruise Rollouts releases, besides StatefulSet-like custom
+// kinds.
+var (
+	deploymentKind        = schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	statefulSetKind       = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	daemonSetKind         = schema.GroupKind{Group: "apps", Kind: "DaemonSet"}
+	cloneSetKind          = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
+	advancedStatefulSet   = schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"}
+	advancedDaemonSetKind = schema.GroupKind{Group: "apps.kruise.io", Kind: "DaemonSet"}
+)
+
 // classify says whether OpenKruise Rollouts accepts the kind gk (known) and
 // whether this version of sluice releases it (supported).
 func classify(gk schema.GroupKind) (known, supported bool) {
 	switch gk {
-	case schema.GroupKind{Group: "apps", Kind: "Deployment"}:
+	case deploymentKind:
 		return true, true
-	case schema.GroupKind{Group: "apps", Kind: "StatefulSet"},
-		schema.GroupKind{Group: "apps", Kind: "DaemonSet"},
-		schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"},
-		schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"},
-		schema.GroupKind{Group: "apps.kruise.io", Kind: "DaemonSet"}:
+	case statefulSetKind, daemonSetKind, cloneSetKind, advancedStatefulSet, advancedDaemonSetKind:
 		return true, false
 	}
 	return false, false
@@ -54,26 +61,39 @@ func KnownKinds() string {
 	return "apps/Deployment, apps/StatefulSet, apps/DaemonSet, apps.kruise.io/CloneSet, apps.kruise.io/StatefulSet, apps.kruise.io/DaemonSet"
 }
 
-// Supported reports whether this version of sluice releases ref in place,
-// and when not, why.
-func Supported(ref rolloutsv1beta1.ObjectRef) (bool, string) {
+// Supported reports whether this version of sluice releases ref in the
+// given style, and when not, why.
+func Supported(ref rolloutsv1beta1.ObjectRef, style rolloutsv1beta1.RollingStyleType) (bool, string) {
 	gk, err := GroupKind(ref)
 	if err != nil {
 		return false, err.Error()
 	}
-	if _, supported := classify(gk); supported {
+	if _, supported := classify(gk); !supported {
+		return false, fmt.Sprintf("workload kind %s is not supported yet by this version of sluice", gk)
+	}
+	switch style {
+	case "", rolloutsv1beta1.PartitionRollingStyle:
 		return true, ""
 	}
-	return false, fmt.Sprintf("workload kind %s is not supported yet by this version of sluice", gk)
+	return false, fmt.Sprintf("%s style releases of %s are not supported yet by this version of sluice", style, gk)
 }
 
-// New returns the adapter that releases the workload ref in namespace.
-func New(c client.Client, reader client.Reader, namespace string, ref rolloutsv1beta1.ObjectRef) (workload.Releaser, error) {
-	if ok, why := Supported(ref); !ok {
+// New returns the adapter that releases the target.
+func New(c client.Client, reader client.Reader, t workload.Target) (workload.Releaser, error) {
+	if ok, why := Supported(t.Ref, t.Style); !ok {
 		return nil, fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
 	}
-	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
+	key := types.NamespacedName{Namespace: t.Namespace, Name: t.Ref.Name}
 	return deployment.New(c, reader, key), nil
+}
+
+// HoldFor returns how updates of kind gk are held for a release.
+func HoldFor(gk schema.GroupKind) (workload.Hold, bool) {
+	switch gk {
+	case deploymentKind:
+		return deployment.Hold, true
+	}
+	return nil, false
 }
 
 // WorkloadType is the rollouts.kruise.io/workload-type label value for ref.

@@ -157,8 +157,8 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv := mgr.GetWebhookServer()
-	srv.Register(workloadwebhook.DeploymentPath, &webhook.Admission{Handler: &workloadwebhook.DeploymentHandler{
-		Client: mgr.GetClient(), Decoder: decoder}})
+	srv.Register(workloadwebhook.Path, &webhook.Admission{Handler: &workloadwebhook.Handler{
+		Client: mgr.GetClient(), Holds: lookup.HoldFor}})
 	srv.Register(rolloutwebhook.ValidatePath, &webhook.Admission{Handler: &rolloutwebhook.Validator{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Decoder: decoder}})
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{

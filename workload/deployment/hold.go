@@ -1,14 +1,41 @@
-package workload
+package deployment
 
 import (
 	"encoding/json"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/workload/deployment"
+	"github.com/sluice-dev/sluice/workload"
 )
+
+var _ workload.Hold = Hold
+
+// Hold implements workload.Hold for Deployments; see holdDeployment.
+func Hold(old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
+	o, u := &appsv1.Deployment{}, &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(old.Object, o); err != nil {
+		return false, "", fmt.Errorf("decoding the stored Deployment: %w", err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(updated.Object, u); err != nil {
+		return false, "", fmt.Errorf("decoding the Deployment update: %w", err)
+	}
+	changed, why := holdDeployment(o, u, rollout)
+	if !changed {
+		return false, why, nil
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(u)
+	if err != nil {
+		return false, "", err
+	}
+	updated.Object = obj
+	return true, why, nil
+}
 
 // holdDeployment changes updated, an update of old by someone other than
 // sluice, so that an active Rollout named rollout keeps control of it:
@@ -49,7 +76,7 @@ func holdDeployment(old, updated *appsv1.Deployment, rollout string) (bool, stri
 // keepHeldFields restores, on updated, the fields and marks a release holds.
 func keepHeldFields(old, updated *appsv1.Deployment) {
 	if raw, ok := old.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; ok {
-		if merged, err := deployment.MergeUserChanges(raw, old, updated); err == nil {
+		if merged, err := MergeUserChanges(raw, old, updated); err == nil {
 			raw = merged
 		}
 		setAnnotation(updated, rolloutsv1beta1.DeploymentOriginalAnnotation, raw)
