@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,6 +65,19 @@ type Status struct {
 	// Settled is true when the workload runs exactly the pods its
 	// controller wants: none is still being created or removed.
 	Settled bool
+
+	// MaxUnavailable is the workload's own maxUnavailable resolved against
+	// its replicas (what a nil failureThreshold tolerates).
+	MaxUnavailable int32
+
+	// PodSelector selects the workload's pods (all revisions).
+	PodSelector *metav1.LabelSelector
+
+	// RevisionLabel is the pod label whose value tells a pod's revision:
+	// pod-template-hash for Deployments and CloneSets,
+	// controller-revision-hash for StatefulSet-like kinds and DaemonSets.
+	// StableRevision, UpdateRevision and PodTemplateHash are values of it.
+	RevisionLabel string
 
 	// Labels are the workload's labels.
 	Labels map[string]string

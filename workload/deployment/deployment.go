@@ -276,6 +276,15 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 	} else {
 		s.PodTemplateHash = templateHash(&d.Spec.Template, d.Status.CollisionCount)
 	}
+	s.PodSelector = d.Spec.Selector
+	s.RevisionLabel = appsv1.DefaultDeploymentUniqueLabelKey
+	if p, ok, err := readRestorePatch(d); err == nil {
+		if !ok {
+			p = newRestorePatch(d)
+		}
+		ru := p.Spec.Strategy.RollingUpdate
+		_, s.MaxUnavailable, _ = batch.RollingBounds(ru.MaxSurge, ru.MaxUnavailable, n)
+	}
 	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		s.Unsupported = "spec.strategy.type of Deployment " + d.Name + " is Recreate, which cannot be released in batches; use RollingUpdate"
 	}

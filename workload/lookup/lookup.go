@@ -11,7 +11,10 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/canarydeployment"
+	"github.com/sluice-dev/sluice/workload/daemonset"
 	"github.com/sluice-dev/sluice/workload/deployment"
+	"github.com/sluice-dev/sluice/workload/partition"
 )
 
 // The kinds OpenKruise Rollouts releases, besides StatefulSet-like custom
@@ -31,8 +34,10 @@ func classify(gk schema.GroupKind) (known, supported bool) {
 	switch gk {
 	case deploymentKind:
 		return true, true
-	case statefulSetKind, daemonSetKind, cloneSetKind, advancedStatefulSet, advancedDaemonSetKind:
-		return true, false
+	case daemonSetKind:
+		return true, daemonset.Supported
+	case statefulSetKind, cloneSetKind, advancedStatefulSet, advancedDaemonSetKind:
+		return true, partition.Supported
 	}
 	return false, false
 }
@@ -71,8 +76,10 @@ func Supported(ref rolloutsv1beta1.ObjectRef, style rolloutsv1beta1.RollingStyle
 	if _, supported := classify(gk); !supported {
 		return false, fmt.Sprintf("workload kind %s is not supported yet by this version of sluice", gk)
 	}
-	switch style {
-	case "", rolloutsv1beta1.PartitionRollingStyle:
+	switch {
+	case style == "" || style == rolloutsv1beta1.PartitionRollingStyle:
+		return true, ""
+	case style == rolloutsv1beta1.CanaryRollingStyle && gk == deploymentKind && canarydeployment.Supported:
 		return true, ""
 	}
 	return false, fmt.Sprintf("%s style releases of %s are not supported yet by this version of sluice", style, gk)
@@ -84,7 +91,16 @@ func New(c client.Client, reader client.Reader, t workload.Target) (workload.Rel
 		return nil, fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
 	}
 	key := types.NamespacedName{Namespace: t.Namespace, Name: t.Ref.Name}
-	return deployment.New(c, reader, key), nil
+	gk, _ := GroupKind(t.Ref)
+	switch {
+	case gk == deploymentKind && t.Style == rolloutsv1beta1.CanaryRollingStyle:
+		return canarydeployment.New(c, reader, key)
+	case gk == deploymentKind:
+		return deployment.New(c, reader, key), nil
+	case gk == daemonSetKind:
+		return daemonset.New(c, reader, key)
+	}
+	return partition.New(c, reader, schema.FromAPIVersionAndKind(t.Ref.APIVersion, t.Ref.Kind), key)
 }
 
 // HoldFor returns how updates of kind gk are held for a release.
@@ -92,8 +108,10 @@ func HoldFor(gk schema.GroupKind) (workload.Hold, bool) {
 	switch gk {
 	case deploymentKind:
 		return deployment.Hold, true
+	case daemonSetKind:
+		return daemonset.HoldFor()
 	}
-	return nil, false
+	return partition.HoldFor(gk)
 }
 
 // WorkloadType is the rollouts.kruise.io/workload-type label value for ref.
