@@ -133,6 +133,17 @@ type Factory func(c client.Client, reader client.Reader, t Target) (Releaser, er
 // reports whether it changed updated, and why (for logs).
 type Hold func(old, updated *unstructured.Unstructured, rollout string) (changed bool, why string, err error)
 
+// RolloutID reads a workload's rollouts.kruise.io/rollout-id: the
+// annotation, or the label when there is no annotation. Every part of sluice
+// (the webhook that detects a release, the controllers that record it and
+// label pods) reads it through this function.
+func RolloutID(labels, annotations map[string]string) string {
+	if v := annotations[rolloutsv1beta1.RolloutIDLabel]; v != "" {
+		return v
+	}
+	return labels[rolloutsv1beta1.RolloutIDLabel]
+}
+
 // Owner identifies the BatchRelease controlling a workload.
 type Owner struct {
 	// BatchRelease is the name of the controlling BatchRelease.

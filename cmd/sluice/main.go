@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -27,6 +28,8 @@ func main() {
 	flag.StringVar(&o.WorkloadFailurePolicy, "workload-webhook-failure-policy", "Ignore", "With --local: Ignore lets workload updates through when sluice is down, Fail blocks them.")
 	flag.IntVar(&o.RolloutWorkers, "rollout-workers", 3, "How many Rollouts are reconciled at once.")
 	flag.IntVar(&o.BatchReleaseWorkers, "batchrelease-workers", 3, "How many BatchReleases are reconciled at once.")
+	flag.DurationVar(&o.ProgressDeadline, "progress-deadline", 10*time.Minute, "How long a step may take to get its pods ready before a Rollout reports Stalled (Rollouts override it with sluice.dev/progress-deadline); 0 waits forever.")
+	flag.BoolVar(&o.KeepHeldOnDeletion, "keep-workload-held-on-deletion", false, "Leave a workload held (paused) when its Rollout is deleted mid-release (Rollouts override it with sluice.dev/keep-workload-held-on-deletion).")
 	installCRDs := flag.Bool("install-crds", false, "Apply sluice's CRDs before starting (make run uses it).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)

@@ -122,7 +122,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, br *rolloutsv1beta1.Ba
 	if !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
 		return reconcile.Result{}, nil
 	}
-	if releaser != nil {
+	if releaser != nil && br.Annotations[rolloutsv1beta1.SkipHandBackAnnotation] != "true" {
 		done, err := releaser.Finalize(ctx, false)
 		if err != nil {
 			return reconcile.Result{}, fmt.Errorf("handing the workload back: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -78,6 +79,10 @@ func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.
 			break
 		}
 	}
+	if err := r.labelPods(ctx, s, ws); err != nil {
+		// Labels help users select a batch; they never hold up a release.
+		log.FromContext(ctx).Error(err, "Labelling the pods of the release")
+	}
 	if st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && st.CanaryStatus.CurrentBatch >= partition {
 		return reconcile.Result{}, nil
 	}
@@ -120,7 +125,14 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 	if err != nil {
 		return fmt.Errorf("upgrading batch %d: %w", cur, err)
 	}
-	tolerated, err := batch.Tolerated(plan.FailureThreshold, desired)
+	// A nil failureThreshold tolerates the workload's own maxUnavailable, as
+	// the API documents (OpenKruise tolerates none).
+	threshold := plan.FailureThreshold
+	if threshold == nil {
+		t := intstr.FromInt32(ws.MaxUnavailable)
+		threshold = &t
+	}
+	tolerated, err := batch.Tolerated(threshold, desired)
 	if err != nil {
 		st.Message = fmt.Sprintf("spec.releasePlan.failureThreshold: %v", err)
 		return reconcile.TerminalError(err)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -33,6 +34,13 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Clock is the time source.
 	Clock clock.PassiveClock
+	// ProgressDeadline is how long a step may take to get its pods ready
+	// before the Rollout reports Stalled, unless the Rollout's
+	// sluice.dev/progress-deadline says otherwise; 0 waits forever.
+	ProgressDeadline time.Duration
+	// KeepHeldOnDeletion keeps workloads held when their Rollout is deleted
+	// mid-release, unless the Rollout's annotation says otherwise.
+	KeepHeldOnDeletion bool
 	// Workers is how many objects are reconciled at once.
 	Workers int
 	// Workloads returns the adapter for a workload reference.

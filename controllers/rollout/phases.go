@@ -85,6 +85,18 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		}
 	}
 	s.obs.StatusApprover = statusApprover(ro)
+	s.obs.ProgressDeadline = r.progressDeadline(ro)
+	s.obs.KeepHeldOnDeletion = r.KeepHeldOnDeletion
+	if v, ok := ro.Annotations[rolloutsv1beta1.KeepHeldOnDeletionAnnotation]; ok {
+		s.obs.KeepHeldOnDeletion = v == "true"
+	}
+	if pastDeadline(ro, s.obs.ProgressDeadline, s.obs.Now) && s.obs.Workload != nil {
+		pods, err := r.unreadyPods(ctx, ro.Namespace, s.obs.Workload)
+		if err != nil {
+			return nil, err
+		}
+		s.obs.UnreadyPods = pods
+	}
 	return s, nil
 }
 
@@ -128,6 +140,12 @@ func (r *Reconciler) act(ctx context.Context, s *scope, a canary.Actions) error 
 			return err
 		}
 	case canary.DeleteBatchRelease:
+		if s.br != nil && a.SkipHandBack && s.br.Annotations[rolloutsv1beta1.SkipHandBackAnnotation] != "true" {
+			b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{rolloutsv1beta1.SkipHandBackAnnotation: "true"}}})
+			if err := r.Client.Patch(ctx, s.br, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+				return fmt.Errorf("marking the batchrelease to leave the workload held: %w", err)
+			}
+		}
 		if s.br != nil && s.br.DeletionTimestamp.IsZero() {
 			logger.Info("Deleting BatchRelease")
 			err := r.Client.Delete(ctx, s.br, client.PropagationPolicy(metav1.DeletePropagationBackground))

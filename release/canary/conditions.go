@@ -34,6 +34,15 @@ func (m *machine) setCondition(t rolloutsv1beta1.RolloutConditionType, status co
 	})
 }
 
+func (m *machine) condition(t rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
+	for i := range m.st.Conditions {
+		if m.st.Conditions[i].Type == t {
+			return &m.st.Conditions[i]
+		}
+	}
+	return nil
+}
+
 func (m *machine) removeCondition(t rolloutsv1beta1.RolloutConditionType) {
 	out := m.st.Conditions[:0]
 	for _, c := range m.st.Conditions {

@@ -91,6 +91,17 @@ func (m *machine) ownsWorkload() bool {
 func (m *machine) terminate() {
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseTerminating
 	m.setCondition(rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionTrue, rolloutsv1beta1.TerminatingReasonInTerminating, "Restoring the workload")
+	if m.obs.KeepHeldOnDeletion {
+		if br := m.obs.BatchRelease; br != nil {
+			if !br.Deleting {
+				m.act.BatchRelease, m.act.SkipHandBack = DeleteBatchRelease, true
+			}
+			return
+		}
+		m.setCondition(rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionFalse, rolloutsv1beta1.TerminatingReasonCompleted, "Workload left held, as asked")
+		m.act.RemoveFinalizer = true
+		return
+	}
 	if m.releaseWorkload(rolloutsv1beta1.ImmediateFinalizingPolicy) {
 		m.setCondition(rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionFalse, rolloutsv1beta1.TerminatingReasonCompleted, "Workload restored")
 		m.act.RemoveFinalizer = true

@@ -261,3 +261,41 @@ func TestNext_newRevisionMidRelease_restartsWithoutHandingBack(t *testing.T) {
 		t.Fatalf("after restart: actions %+v", act)
 	}
 }
+
+func TestNext_stepJump(t *testing.T) {
+	tests := []struct {
+		name      string
+		next      int32
+		wantStep  int32
+		wantState rolloutsv1beta1.CanaryStepState
+		wantEvent string
+	}{
+		{"forward past the next step", 4, 4, rolloutsv1beta1.CanaryStepStateUpgrade, "StepJumped"},
+		{"back to the first step", 1, 1, rolloutsv1beta1.CanaryStepStateUpgrade, "StepJumped"},
+		{"out of range is corrected", 7, 2, rolloutsv1beta1.CanaryStepStatePaused, "InvalidStepJump"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ro := rollout(step("1", nil), step("50%", nil), step("70%", nil), step("100%", nil))
+			apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
+			apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+			ro.Status.CanaryStatus.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
+			apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+			apply(ro, Observation{Now: t0, Workload: releasing(5, 5), BatchRelease: readyBatch(1)})
+			if ro.Status.CurrentStepIndex != 2 || ro.Status.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+				t.Fatalf("setup: step %d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState)
+			}
+			ro.Status.CanaryStatus.NextStepIndex = tt.next
+			act := apply(ro, Observation{Now: t0, Workload: releasing(5, 5), BatchRelease: readyBatch(1)})
+			if ro.Status.CurrentStepIndex != tt.wantStep || ro.Status.CurrentStepState != tt.wantState {
+				t.Fatalf("step %d %s, want %d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState, tt.wantStep, tt.wantState)
+			}
+			if len(act.Events) == 0 || act.Events[0].Reason != tt.wantEvent {
+				t.Fatalf("events %+v, want %s", act.Events, tt.wantEvent)
+			}
+			if ro.Status.CanaryStatus.NextStepIndex != nextIndex(ro.Status.CurrentStepIndex, 4) {
+				t.Fatalf("nextStepIndex %d after the jump", ro.Status.CanaryStatus.NextStepIndex)
+			}
+		})
+	}
+}

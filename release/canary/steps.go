@@ -2,6 +2,7 @@ package canary
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,9 @@ func (m *machine) runStep() {
 	}
 	idx := min(max(cs.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // at most 50 steps
 	cs.CurrentStepIndex = idx
+	if m.jump(idx, len(steps)) {
+		return
+	}
 	step := steps[idx-1]
 	m.observeWorkload()
 	desired, err := batch.DesiredUpdated(step.Replicas, w.Replicas)
@@ -37,8 +41,10 @@ func (m *machine) runStep() {
 		m.ensurePartition(idx - 1)
 		if !m.batchReady(idx - 1) {
 			m.st.Message = fmt.Sprintf("%s: upgrading, %d/%d pods on the new revision, %d ready", label, w.UpdatedReplicas, desired, w.UpdatedReadyReplicas)
+			m.checkDeadline(label, desired)
 			return
 		}
+		m.clearStalled()
 		m.setState(rolloutsv1beta1.CanaryStepStateTrafficRouting)
 	case rolloutsv1beta1.CanaryStepStateTrafficRouting:
 		m.ensurePartition(idx - 1)
@@ -70,6 +76,60 @@ func (m *machine) runStep() {
 	default: // BeforeStepUpgrade, StepInit, or unset
 		m.setState(rolloutsv1beta1.CanaryStepStateUpgrade)
 		m.st.Message = label + ": upgrading"
+	}
+}
+
+// jump handles a user's write of status.canaryStatus.nextStepIndex (what
+// OpenKruise calls a step jump): any value but the step after idx moves the
+// release to that step, forward or back. Going back never scales pods down:
+// the BatchRelease keeps what it released and only the step changes. An
+// out-of-range value is corrected.
+func (m *machine) jump(idx int32, steps int) bool {
+	cs := m.canary()
+	want := nextIndex(idx, steps)
+	next := cs.NextStepIndex
+	if next == 0 || next == want || cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
+		return false
+	}
+	if next < 1 || int(next) > steps {
+		m.event(corev1.EventTypeWarning, "InvalidStepJump", "nextStepIndex %d is not a step of 1..%d; ignored", next, steps)
+		cs.NextStepIndex = want
+		return false
+	}
+	m.event(corev1.EventTypeNormal, "StepJumped", "Jumping from step %d to step %d (nextStepIndex)", idx, next)
+	m.enterStep(next)
+	return true
+}
+
+// checkDeadline reports a step whose pods are not ready within the progress
+// deadline as Stalled, naming them; before the deadline it asks to be
+// looked at again when it passes.
+func (m *machine) checkDeadline(label string, desired int32) {
+	d := m.obs.ProgressDeadline
+	cs := m.canary()
+	if d <= 0 || cs.LastUpdateTime == nil {
+		return
+	}
+	if left := remaining(m.obs.Now, cs.LastUpdateTime.Time, d); left > 0 {
+		m.act.RequeueAfter = left
+		return
+	}
+	w := m.obs.Workload
+	msg := fmt.Sprintf("%s: %d/%d new pods ready after %s", label, w.UpdatedReadyReplicas, desired, d)
+	if len(m.obs.UnreadyPods) > 0 {
+		msg += "; not ready: " + strings.Join(m.obs.UnreadyPods, ", ")
+	}
+	if c := m.condition(rolloutsv1beta1.RolloutConditionStalled); c == nil || c.Status != corev1.ConditionTrue {
+		m.event(corev1.EventTypeWarning, "ProgressDeadlineExceeded", "%s", msg)
+	}
+	m.setCondition(rolloutsv1beta1.RolloutConditionStalled, corev1.ConditionTrue, "ProgressDeadlineExceeded", msg)
+	m.st.Message = msg
+}
+
+// clearStalled marks a stalled step as moving again.
+func (m *machine) clearStalled() {
+	if c := m.condition(rolloutsv1beta1.RolloutConditionStalled); c != nil && c.Status == corev1.ConditionTrue {
+		m.setCondition(rolloutsv1beta1.RolloutConditionStalled, corev1.ConditionFalse, "ProgressMade", "The step's pods are ready")
 	}
 }
 

@@ -28,6 +28,16 @@ type Observation struct {
 	Ignored []string
 	// Approval is the parsed sluice.dev/approve annotation, if any.
 	Approval *approval.Approval
+	// ProgressDeadline is how long a step may take to get its pods ready
+	// before the Rollout reports Stalled; 0 waits forever.
+	ProgressDeadline time.Duration
+	// UnreadyPods describes the new revision's pods that are not ready
+	// ("name (reason)"); the controller fills it once a step is past its
+	// progress deadline.
+	UnreadyPods []string
+	// KeepHeldOnDeletion keeps the workload held when the Rollout is
+	// deleted mid-release.
+	KeepHeldOnDeletion bool
 	// StatusApprover names who set currentStepState to StepReady through
 	// the status subresource (kubectl-kruise rollout approve), from the
 	// field manager that owns it; empty when unknown.
@@ -88,6 +98,9 @@ type Actions struct {
 	Partition *int32
 	// Policy is the finalizingPolicy to ensure.
 	Policy rolloutsv1beta1.FinalizingPolicyType
+	// SkipHandBack marks the BatchRelease to be deleted so that it leaves the
+	// workload held.
+	SkipHandBack bool
 	// HandBack asks the controller to hand the workload back directly
 	// (there is no BatchRelease to do it), e.g. a paused workload whose
 	// release never started.

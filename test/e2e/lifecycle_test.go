@@ -4,12 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/webhook/registration"
 )
 
 // Given a release paused at step 1
@@ -166,4 +168,72 @@ func TestRollout_recreateDeployment_reportedAndNotHeld(t *testing.T) {
 	})
 	setImage(t, ns, "web", v2)
 	waitDeploymentComplete(t, ns, "web", v2)
+}
+
+// Given a release paused at step 1 of a Rollout annotated
+// sluice.dev/keep-workload-held-on-deletion: "true"
+// When the Rollout is deleted
+// Then the Deployment stays held (paused, one new pod) with its restore
+// patch, and the Rollout goes away.
+func TestRollout_deletedWithKeepHeld_leavesTheWorkloadHeld(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 4, v1)
+	ro := newRollout(ns, "web", step("1", nil), step("100%", nil))
+	ro.Annotations = map[string]string{rolloutsv1beta1.KeepHeldOnDeletionAnnotation: "true"}
+	createRollout(t, ro)
+	setImage(t, ns, "web", v2)
+	ro = waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+
+	if err := suite.c.Delete(ctxFor(t), ro); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "rollout gone", func() (bool, string) {
+		err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: "web"}, &rolloutsv1beta1.Rollout{})
+		return apierrors.IsNotFound(err), "get: " + errString(err)
+	})
+	assertHeld(t, ns, "web")
+	if got := podImages(t, ns, "web"); got[v2] != 1 || got[v1] != 3 {
+		t.Fatalf("pods by image %v, want the batch kept: 1 new, 3 old", got)
+	}
+}
+
+// Given sluice is stopped (its webhooks unreachable)
+// When Deployments with and without a Rollout are updated
+// Then both updates go through: the workload webhook fails open, and
+// Kubernetes rolls them out on its own; Rollout writes fail closed.
+func TestWebhook_sluiceDown_doesNotBlockWorkloadUpdates(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "plain", 2, v1)
+	deployment(t, ns, "web", 2, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("100%", nil)))
+	waitRollout(t, ns, "web", "labelled workload", func(*rolloutsv1beta1.Rollout) bool {
+		return getDeployment(t, ns, "web").Labels[rolloutsv1beta1.WorkloadTypeLabel] != ""
+	})
+
+	if err := suite.manager.Stop(); err != nil {
+		t.Fatalf("stopping sluice: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := startManager(ctxFor(t)); err != nil {
+			t.Errorf("restarting sluice: %v", err)
+		}
+	})
+	// Leave the webhooks registered, pointing at a port nobody listens on,
+	// as a killed sluice leaves them.
+	opts := registration.Options{Name: "sluice-e2e", ClientConfig: func(path string) admissionregistrationv1.WebhookClientConfig {
+		url := "https://127.0.0.1:1" + path
+		return admissionregistrationv1.WebhookClientConfig{URL: &url}
+	}}
+	for _, obj := range []client.Object{registration.Mutating(opts), registration.Validating(opts)} {
+		if err := suite.c.Patch(ctxFor(t), obj, client.Apply, client.FieldOwner("e2e"), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply of whole objects
+			t.Fatal(err)
+		}
+	}
+	setImage(t, ns, "plain", v2)
+	setImage(t, ns, "web", v2)
+	waitDeploymentComplete(t, ns, "plain", v2)
+	waitDeploymentComplete(t, ns, "web", v2)
+	if err := annotate(t, ns, "web", "touch", "1"); err == nil {
+		t.Fatal("a Rollout write went through while its validating webhook was unreachable")
+	}
 }

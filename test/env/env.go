@@ -60,6 +60,7 @@ func StartManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (*Man
 			Logger:            o.Logger,
 			OnReady:           func() { close(ready) },
 			InProcessRestarts: true,
+			ProgressDeadline:  10 * time.Minute,
 		})
 	}()
 	select {

@@ -264,7 +264,7 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 		Replicas:           n,
 		StableRevision:     d.Labels[rolloutsv1beta1.StableRevisionLabel],
 		UpdateRevision:     templateHash(&d.Spec.Template, nil),
-		RolloutID:          rolloutID(d.Labels, d.Annotations),
+		RolloutID:          workload.RolloutID(d.Labels, d.Annotations),
 		InProgressRollout:  inProgressRollout(d.Annotations),
 		Labels:             d.Labels,
 	}
@@ -300,15 +300,6 @@ func replicasOf(d *appsv1.Deployment) int32 {
 		return 1
 	}
 	return *d.Spec.Replicas
-}
-
-// rolloutID reads rollouts.kruise.io/rollout-id, preferring the annotation
-// (which the webhook compares) over the label.
-func rolloutID(labels, annotations map[string]string) string {
-	if v := annotations[rolloutsv1beta1.RolloutIDLabel]; v != "" {
-		return v
-	}
-	return labels[rolloutsv1beta1.RolloutIDLabel]
 }
 
 func inProgressRollout(annotations map[string]string) string {

@@ -54,7 +54,7 @@ func holdDeployment(old, updated *appsv1.Deployment, rollout string) (bool, stri
 		return false, "Recreate strategy cannot be released in batches"
 	}
 	newRelease := !apiequality.Semantic.DeepEqual(old.Spec.Template, updated.Spec.Template) ||
-		old.Annotations[rolloutsv1beta1.RolloutIDLabel] != updated.Annotations[rolloutsv1beta1.RolloutIDLabel]
+		workload.RolloutID(old.Labels, old.Annotations) != workload.RolloutID(updated.Labels, updated.Annotations)
 	_, inProgress := old.Annotations[rolloutsv1beta1.InProgressingAnnotation]
 	if !newRelease && !inProgress {
 		return false, "no new release"

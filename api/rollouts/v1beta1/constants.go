@@ -60,6 +60,11 @@ const (
 	// workload kind this version of sluice does not implement; its message
 	// names them. Such fields are stored but have no effect.
 	RolloutConditionSupported RolloutConditionType = "Supported"
+	// RolloutConditionStalled is True when the current step's pods did not
+	// become ready within the progress deadline; its message names them.
+	// The release keeps waiting (it does not roll back by itself) and the
+	// condition turns False once the step is ready.
+	RolloutConditionStalled RolloutConditionType = "Stalled"
 )
 
 // The reasons of the Progressing condition.

@@ -91,6 +91,25 @@ const (
 	//	  -p "$(kubectl get deployment NAME -o jsonpath='{.metadata.annotations.sluice\.dev/restore-patch}')"
 	DeploymentOriginalAnnotation = "sluice.dev/restore-patch"
 
+	// ProgressDeadlineAnnotation on a Rollout is how long a step may take to
+	// get its pods ready before the Rollout reports Stalled, as a Go
+	// duration ("10m", "90s"); "0" waits forever. Without it the manager's
+	// --progress-deadline applies (default 10m).
+	ProgressDeadlineAnnotation = "sluice.dev/progress-deadline"
+
+	// KeepHeldOnDeletionAnnotation set to "true" on a Rollout keeps its
+	// workload held (paused, or partitioned) when the Rollout is deleted
+	// mid-release, instead of handing it back so its own controller
+	// finishes the rollout. The workload keeps its restore patch for
+	// handing it back by hand. The manager's
+	// --keep-workload-held-on-deletion sets the default for all Rollouts.
+	KeepHeldOnDeletionAnnotation = "sluice.dev/keep-workload-held-on-deletion"
+
+	// SkipHandBackAnnotation on a BatchRelease being deleted makes it leave
+	// its workload as it is instead of handing it back; the Rollout
+	// controller sets it for KeepHeldOnDeletionAnnotation.
+	SkipHandBackAnnotation = "sluice.dev/skip-hand-back"
+
 	// FieldManager is the field manager of every write sluice makes.
 	FieldManager = "sluice"
 )

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/go-logr/logr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -61,6 +62,13 @@ type Options struct {
 	// WrapTransport, when set, wraps the transport of every API client
 	// (benchmarks count requests with it).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// ProgressDeadline is how long a step may take to get its pods ready
+	// before a Rollout reports Stalled (Rollouts may override it); 0 waits
+	// forever.
+	ProgressDeadline time.Duration
+	// KeepHeldOnDeletion keeps workloads held when their Rollout is deleted
+	// mid-release (Rollouts may override it).
+	KeepHeldOnDeletion bool
 	// RolloutWorkers and BatchReleaseWorkers are how many Rollouts and
 	// BatchReleases are reconciled at once (default 3 each).
 	RolloutWorkers, BatchReleaseWorkers int
@@ -145,7 +153,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	clk := clock.RealClock{}
 	if err := (&rollout.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
-		Workers: orDefault(o.RolloutWorkers, 3),
+		Workers: orDefault(o.RolloutWorkers, 3), ProgressDeadline: o.ProgressDeadline, KeepHeldOnDeletion: o.KeepHeldOnDeletion,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}

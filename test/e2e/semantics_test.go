@@ -1,0 +1,173 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// Given a release paused at step 2 of 4
+// When nextStepIndex is patched to 4, then to 1
+// Then the release jumps forward to step 4, then back to step 1 without
+// scaling any new pod down.
+func TestRollout_stepJump_forwardAndBackNeverScalesDown(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 10, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("30%", nil), step("60%", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+
+	jump(t, ns, "web", 4)
+	waitRollout(t, ns, "web", "completed after jumping to the last step", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+	waitDeploymentComplete(t, ns, "web", v2)
+
+	// A second release: jump back from step 3 to step 1.
+	setImage(t, ns, "web", v3)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 3, rolloutsv1beta1.CanaryStepStatePaused)
+	jump(t, ns, "web", 1)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	if got := podImages(t, ns, "web"); got[v3] != 6 {
+		t.Fatalf("after jumping back to step 1: pods by image %v, want the 6 new pods kept", got)
+	}
+}
+
+// jump patches status.canaryStatus.nextStepIndex, as kubectl-kruise does.
+func jump(t *testing.T, ns, name string, next int32) {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	patch := fmt.Appendf(nil, `{"status":{"canaryStatus":{"nextStepIndex":%d}}}`, next)
+	if err := suite.c.Status().Patch(ctxFor(t), ro, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-kruise")); err != nil {
+		t.Fatalf("patching nextStepIndex: %v", err)
+	}
+}
+
+// unschedulableBeyondNodes makes the new revision's pods need a host port,
+// so at most one runs per node (3 nodes) and the rest stay Pending.
+func unschedulableBeyondNodes(t *testing.T, ns, name string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q,"ports":[{"containerPort":8080,"hostPort":18080}]}]}}}}`, v2)
+	d := getDeployment(t, ns, name)
+	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Given a Deployment of 10 pods with maxUnavailable 25% (2 pods), and a new
+// revision of which only 3 pods can run
+// When a step asks for 5 new pods and failureThreshold is not set
+// Then the step counts as done with 3 ready, as the workload's
+// maxUnavailable tolerates 2; with failureThreshold 0 it is not.
+func TestRollout_failureThresholdUnset_toleratesMaxUnavailable(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		threshold *intstr.IntOrString
+		wantDone  bool
+	}{
+		{"unset tolerates maxUnavailable", nil, true},
+		{"zero tolerates none", ptr(intstr.FromInt32(0)), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := newNamespace(t)
+			deployment(t, ns, "web", 10, v1)
+			ro := newRollout(ns, "web", step("50%", nil), step("100%", nil))
+			ro.Spec.Strategy.Canary.FailureThreshold = tt.threshold
+			if !tt.wantDone {
+				ro.Annotations = map[string]string{rolloutsv1beta1.ProgressDeadlineAnnotation: "3s"}
+			}
+			createRollout(t, ro)
+			unschedulableBeyondNodes(t, ns, "web")
+			if tt.wantDone {
+				got := waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+				if got.Status.CanaryStatus.CanaryReadyReplicas != 3 {
+					t.Fatalf("step done with %d ready, want 3", got.Status.CanaryStatus.CanaryReadyReplicas)
+				}
+				return
+			}
+			// Not done: the progress deadline names the pods that are not ready.
+			got := waitRollout(t, ns, "web", "Stalled naming the pending pods", func(r *rolloutsv1beta1.Rollout) bool {
+				c := condition(r, rolloutsv1beta1.RolloutConditionStalled)
+				return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "web-")
+			})
+			if got.Status.CurrentStepIndex != 1 || got.Status.CurrentStepState != rolloutsv1beta1.CanaryStepStateUpgrade {
+				t.Fatalf("a stalled step moved on: %s", describe(got))
+			}
+			if c := condition(got, rolloutsv1beta1.RolloutConditionStalled); !strings.Contains(c.Message, "Unschedulable") {
+				t.Fatalf("Stalled message %q does not say why the pods are not ready", c.Message)
+			}
+		})
+	}
+}
+
+// Given a release paused at step 2 (50% of 10)
+// When the Deployment is scaled to 20 through its scale subresource (as an
+// HPA does)
+// Then the step is re-planned from its percentage: 10 new and 10 old pods.
+func TestRollout_scaledMidRelease_replansFromPercentages(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 10, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("50%", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+
+	d := getDeployment(t, ns, "web")
+	scale := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, 20)
+	if err := suite.c.SubResource("scale").Patch(ctxFor(t), d, client.RawPatch(types.MergePatchType, scale)); err != nil {
+		t.Fatalf("scaling: %v", err)
+	}
+	eventually(t, "10 new and 10 old pods", func() (bool, string) {
+		got := podImages(t, ns, "web")
+		ro := getRollout(t, ns, "web")
+		return got[v2] == 10 && got[v1] == 10 && ro.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused, fmt.Sprintf("%v %s", got, describe(ro))
+	})
+	assertHeld(t, ns, "web")
+	approveByStatus(t, ns, "web")
+	waitRollout(t, ns, "web", "completed", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+	waitDeploymentComplete(t, ns, "web", v2)
+}
+
+// Given a release paused at step 2 of 1 / 50% / 100%
+// Then the new pods carry the rollout ID and their batch: 1 pod in batch 1,
+// 4 in batch 2.
+func TestRollout_podsLabelledWithRolloutIDAndBatch(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 10, v1)
+	createRollout(t, newRollout(ns, "web", step("1", nil), step("50%", nil), step("100%", nil)))
+	setImage(t, ns, "web", v2)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	ro := waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	id := ro.Status.CanaryStatus.ObservedRolloutID
+	eventually(t, "pods labelled by batch", func() (bool, string) {
+		count := map[string]int{}
+		pods := &corev1.PodList{}
+		if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{rolloutsv1beta1.RolloutIDLabel: id}); err != nil {
+			return false, err.Error()
+		}
+		for _, p := range pods.Items {
+			if p.Spec.Containers[0].Image == v2 {
+				count[p.Labels[rolloutsv1beta1.RolloutBatchIDLabel]]++
+			}
+		}
+		return count["1"] == 1 && count["2"] == 4 && len(count) == 2, fmt.Sprintf("pods per batch %v", count)
+	})
+}
