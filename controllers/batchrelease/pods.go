@@ -57,7 +57,8 @@ func (r *Reconciler) labelPods(ctx context.Context, s *scope, ws *workload.Statu
 		b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{
 			rolloutsv1beta1.RolloutIDLabel: plan.RolloutID, rolloutsv1beta1.RolloutBatchIDLabel: id,
 		}}})
-		if err := r.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); client.IgnoreNotFound(err) != nil {
+		err := r.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager))
+		if client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("labelling pod %s: %w", p.Name, err)
 		}
 	}
