@@ -20,6 +20,7 @@ func main() {
 	flag.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	flag.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 disables them.")
 	flag.BoolVar(&o.LeaderElect, "leader-elect", false, "Elect a leader among replicas; only the leader runs controllers.")
+	flag.DurationVar(&o.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lost leader's lease blocks the other replicas; renew deadline and retry period follow it.")
 	flag.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the pod's namespace).")
 	flag.BoolVar(&o.Local, "local", false, "Run outside the cluster: make a webhook certificate and register the webhooks with URLs on 127.0.0.1.")
 	flag.IntVar(&o.WebhookPort, "webhook-port", 9443, "Port of the admission webhooks (0 with --local picks a free one).")

@@ -43,6 +43,10 @@ type Options struct {
 	// where its Lease lives (defaults to the in-cluster namespace).
 	LeaderElect             bool
 	LeaderElectionNamespace string
+	// LeaseDuration is how long a lost leader's lease blocks the others
+	// (default 15s); RenewDeadline and RetryPeriod follow it (2/3 and 1/5
+	// of it).
+	LeaseDuration time.Duration
 	// Local runs the manager as a process outside the cluster: it makes its
 	// own webhook certificate and registers its webhooks with URLs on
 	// 127.0.0.1, removing them again when it stops.
@@ -113,6 +117,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		}
 		defer func() { _ = os.RemoveAll(local.certDir) }()
 	}
+	lease := o.LeaseDuration
+	if lease <= 0 {
+		lease = 15 * time.Second
+	}
+	renew, retry := lease*2/3, lease/5
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Logger:                  o.Logger,
@@ -121,6 +130,9 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "sluice.rollouts.kruise.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           &lease,
+		RenewDeadline:           &renew,
+		RetryPeriod:             &retry,
 		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
 		Controller:              config.Controller{SkipNameValidation: &o.InProcessRestarts},
 	})

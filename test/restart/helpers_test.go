@@ -1,0 +1,234 @@
+package restart
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+func ctxFor(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// eventually polls cond until it holds, failing after two minutes.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		ok, state := cond()
+		last = state
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v; last seen: %s", what, err, last)
+	}
+}
+
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	name := "restart-" + rand.String(6)
+	if err := suite.c.Create(ctxFor(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "default ServiceAccount", func() (bool, string) {
+		err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, fmt.Sprint(err)
+	})
+	return name
+}
+
+// release is one Deployment "web" with its Rollout in a namespace.
+type release struct {
+	t  *testing.T
+	ns string
+}
+
+func newRelease(t *testing.T, replicas int32, steps ...string) *release {
+	t.Helper()
+	r := &release{t: t, ns: newNamespace(t)}
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:v0"}}},
+			},
+		},
+	}
+	if err := suite.c.Create(ctxFor(t), d); err != nil {
+		t.Fatal(err)
+	}
+	r.waitComplete("web:v0")
+	ro := &rolloutsv1beta1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"},
+		Spec: rolloutsv1beta1.RolloutSpec{
+			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
+			Strategy:    rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{}},
+		},
+	}
+	for _, s := range steps {
+		v := intstr.Parse(s)
+		ro.Spec.Strategy.Canary.Steps = append(ro.Spec.Strategy.Canary.Steps, rolloutsv1beta1.CanaryStep{Replicas: &v})
+	}
+	if err := suite.c.Create(ctxFor(t), ro); err != nil {
+		t.Fatal(err)
+	}
+	r.wait("Healthy", func(ro *rolloutsv1beta1.Rollout) bool { return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	return r
+}
+
+func (r *release) deployment() *appsv1.Deployment {
+	d := &appsv1.Deployment{}
+	if err := suite.c.Get(ctxFor(r.t), types.NamespacedName{Namespace: r.ns, Name: "web"}, d); err != nil {
+		r.t.Fatal(err)
+	}
+	return d
+}
+
+func (r *release) rollout() *rolloutsv1beta1.Rollout {
+	ro := &rolloutsv1beta1.Rollout{}
+	if err := suite.c.Get(ctxFor(r.t), types.NamespacedName{Namespace: r.ns, Name: "web"}, ro); err != nil {
+		r.t.Fatal(err)
+	}
+	return ro
+}
+
+// pods counts live pods by image.
+func (r *release) pods() map[string]int {
+	pods := &corev1.PodList{}
+	if err := suite.c.List(ctxFor(r.t), pods, client.InNamespace(r.ns)); err != nil {
+		r.t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			out[p.Spec.Containers[0].Image]++
+		}
+	}
+	return out
+}
+
+func (r *release) setImage(image string) {
+	r.t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"}}
+	if err := suite.c.Patch(ctxFor(r.t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// approve patches the status as kubectl-kruise does.
+func (r *release) approve() {
+	r.t.Helper()
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"}}
+	patch := []byte(`{"status":{"canaryStatus":{"currentStepState":"StepReady"}}}`)
+	if err := suite.c.Status().Patch(ctxFor(r.t), ro, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-kruise")); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *release) wait(what string, cond func(*rolloutsv1beta1.Rollout) bool) *rolloutsv1beta1.Rollout {
+	r.t.Helper()
+	var ro *rolloutsv1beta1.Rollout
+	eventually(r.t, "rollout "+what, func() (bool, string) {
+		ro = r.rollout()
+		return cond(ro), fmt.Sprintf("phase %s step %d %s: %s", ro.Status.Phase, ro.Status.CurrentStepIndex, ro.Status.CurrentStepState, ro.Status.Message)
+	})
+	return ro
+}
+
+func (r *release) waitPaused(step int32) {
+	r.t.Helper()
+	r.wait(fmt.Sprintf("step %d paused", step), func(ro *rolloutsv1beta1.Rollout) bool {
+		return ro.Status.CurrentStepIndex == step && ro.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
+	})
+}
+
+func (r *release) waitCompleted(image string) *rolloutsv1beta1.Rollout {
+	r.t.Helper()
+	ro := r.wait("completed", func(ro *rolloutsv1beta1.Rollout) bool {
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && ro.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+	r.waitComplete(image)
+	return ro
+}
+
+// waitComplete waits until every pod runs image and the Deployment is
+// back in Kubernetes' hands.
+func (r *release) waitComplete(image string) {
+	r.t.Helper()
+	eventually(r.t, "deployment complete on "+image, func() (bool, string) {
+		d := r.deployment()
+		n := *d.Spec.Replicas
+		pods := r.pods()
+		_, held := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]
+		ok := !held && !d.Spec.Paused && d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == n &&
+			d.Status.AvailableReplicas == n && pods[image] == int(n) && len(pods) == 1
+		return ok, fmt.Sprintf("status %+v pods %v paused %v held %v", d.Status, pods, d.Spec.Paused, held)
+	})
+}
+
+// stepLog records every (step, state) the Rollout goes through, from a
+// watch, so a test can check that no step was skipped or repeated.
+type stepLog struct {
+	mu      sync.Mutex
+	entries []string
+}
+
+func watchSteps(t *testing.T, ns string) *stepLog {
+	t.Helper()
+	l := &stepLog{}
+	w, err := suite.c.Watch(context.Background(), &rolloutsv1beta1.RolloutList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	go func() {
+		for ev := range w.ResultChan() {
+			ro, ok := ev.Object.(*rolloutsv1beta1.Rollout)
+			if !ok {
+				continue
+			}
+			e := fmt.Sprintf("%d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState)
+			l.mu.Lock()
+			if n := len(l.entries); n == 0 || l.entries[n-1] != e {
+				l.entries = append(l.entries, e)
+			}
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+// paused lists the steps in the order they were seen paused (StepPaused
+// entered), with repeats when a step was paused twice.
+func (l *stepLog) paused() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.entries {
+		if len(e) > 2 && e[len(e)-10:] == "StepPaused" {
+			out = append(out, e[:len(e)-len(" StepPaused")])
+		}
+	}
+	return out
+}
