@@ -55,6 +55,12 @@ func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workloa
 	br.Status.ObservedWorkloadReplicas = ws.Replicas
 	br.Status.ObservedReleasePlanHash = planHash(br.Spec.ReleasePlan)
 	br.Status.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatchState: rolloutsv1beta1.UpgradingBatchState}
+	if ws.UpdatedReplicas > 0 {
+		// Pods already on the revision (a rollback in batches) are not
+		// part of the plan: the batches count the others.
+		n := ws.UpdatedReplicas
+		br.Status.CanaryStatus.NoNeedUpdateReplicas = &n
+	}
 	br.Status.Message = "Workload claimed; releasing batch 0"
 	return reconcile.Result{RequeueAfter: pollInterval}, nil
 }
@@ -116,7 +122,9 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 	plan := s.br.Spec.ReleasePlan
 	st := &s.br.Status
 	cur := min(st.CanaryStatus.CurrentBatch, int32(len(plan.Batches)-1)) //nolint:gosec // at most 50 batches
-	desired, err := batch.DesiredUpdated(&plan.Batches[cur].CanaryReplicas, ws.Replicas)
+	noNeed := noNeedUpdate(st, ws.Replicas)
+	desired, err := batch.DesiredUpdated(&plan.Batches[cur].CanaryReplicas, ws.Replicas-noNeed)
+	desired += noNeed
 	if err != nil {
 		st.Message = fmt.Sprintf("spec.releasePlan.batches[%d].canaryReplicas: %v", cur, err)
 		return reconcile.TerminalError(err)
@@ -156,6 +164,15 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 			"Batch %d ready: %d pods on revision %s", cur, ws.UpdatedReadyReplicas, ws.UpdateRevision)
 	}
 	return nil
+}
+
+// noNeedUpdate is how many pods ran the release's revision before it
+// started, bounded by replicas.
+func noNeedUpdate(st *rolloutsv1beta1.BatchReleaseStatus, replicas int32) int32 {
+	if p := st.CanaryStatus.NoNeedUpdateReplicas; p != nil {
+		return min(max(*p, 0), replicas)
+	}
+	return 0
 }
 
 // reconcileFinalize hands the workload back once the partition is removed.

@@ -45,11 +45,14 @@ func (r *Reconciler) labelPods(ctx context.Context, s *scope, ws *workload.Statu
 			updated = append(updated, p)
 		}
 	}
-	ids, err := batchIDs(plan.Batches, ws.Replicas, updated)
+	ids, err := batchIDs(plan.Batches, ws.Replicas, noNeedUpdate(&s.br.Status, ws.Replicas), updated)
 	if err != nil {
 		return err
 	}
 	for i, p := range updated {
+		if ids[i] == 0 {
+			continue // ran this revision before the release: not part of it
+		}
 		id := strconv.Itoa(ids[i])
 		if p.Labels[rolloutsv1beta1.RolloutIDLabel] == plan.RolloutID && p.Labels[rolloutsv1beta1.RolloutBatchIDLabel] == id {
 			continue
@@ -66,10 +69,11 @@ func (r *Reconciler) labelPods(ctx context.Context, s *scope, ws *workload.Statu
 }
 
 // batchIDs assigns each pod (sorted here oldest first, by creation time
-// then name) the 1-based batch that released it under the plan: pod i
-// belongs to the first batch whose cumulative size exceeds i; pods beyond
-// the plan belong to the last batch.
-func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas int32, pods []*corev1.Pod) ([]int, error) {
+// then name) the 1-based batch that released it under the plan: the first
+// noNeed pods ran the revision before the release (batch 0, not labelled);
+// of the others, pod i belongs to the first batch whose cumulative size
+// exceeds i, and pods beyond the plan belong to the last batch.
+func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas, noNeed int32, pods []*corev1.Pod) ([]int, error) {
 	sort.SliceStable(pods, func(i, j int) bool {
 		a, b := pods[i].CreationTimestamp, pods[j].CreationTimestamp
 		if !a.Equal(&b) {
@@ -79,7 +83,7 @@ func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas int32, pods []*co
 	})
 	sizes := make([]int32, len(batches))
 	for k := range batches {
-		n, err := batch.DesiredUpdated(&batches[k].CanaryReplicas, replicas)
+		n, err := batch.DesiredUpdated(&batches[k].CanaryReplicas, replicas-noNeed)
 		if err != nil {
 			return nil, fmt.Errorf("spec.releasePlan.batches[%d].canaryReplicas: %w", k, err)
 		}
@@ -87,9 +91,13 @@ func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas int32, pods []*co
 	}
 	ids := make([]int, len(pods))
 	for i := range pods {
+		j := int32(i) - noNeed //nolint:gosec // pod counts fit
+		if j < 0 {
+			continue
+		}
 		ids[i] = len(batches)
 		for k, size := range sizes {
-			if int32(i) < size { //nolint:gosec // pod counts fit
+			if j < size {
 				ids[i] = k + 1
 				break
 			}

@@ -28,20 +28,22 @@ func TestBatchIDs(t *testing.T) {
 	tests := []struct {
 		name     string
 		replicas int32
+		noNeed   int32
 		pods     int
 		want     []int
 	}{
-		{"first batch", 10, 1, []int{1}},
-		{"second batch", 10, 5, []int{1, 2, 2, 2, 2}},
-		{"all", 4, 4, []int{1, 2, 3, 3}},
-		{"scaled up: counts follow the plan", 20, 10, []int{1, 2, 2, 2, 2, 2, 2, 2, 2, 2}},
-		{"a batch that adds no pods is skipped; extra pods go to the last", 2, 3, []int{1, 3, 3}},
-		{"none", 10, 0, []int{}},
+		{"first batch", 10, 0, 1, []int{1}},
+		{"second batch", 10, 0, 5, []int{1, 2, 2, 2, 2}},
+		{"all", 4, 0, 4, []int{1, 2, 3, 3}},
+		{"scaled up: counts follow the plan", 20, 0, 10, []int{1, 2, 2, 2, 2, 2, 2, 2, 2, 2}},
+		{"a batch that adds no pods is skipped; extra pods go to the last", 2, 0, 3, []int{1, 3, 3}},
+		{"none", 10, 0, 0, []int{}},
+		{"rollback in batches: pods already there are not labelled", 10, 5, 8, []int{0, 0, 0, 0, 0, 1, 2, 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := pods(tt.pods)
-			got, err := batchIDs(plan, tt.replicas, ps)
+			got, err := batchIDs(plan, tt.replicas, tt.noNeed, ps)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,7 +20,12 @@ func (m *machine) progressing() {
 		m.initialize()
 	case rolloutsv1beta1.ProgressingReasonInRolling, rolloutsv1beta1.ProgressingReasonPaused:
 		switch {
-		case w.InRollback:
+		case w.InRollback && rollbackInBatch(m.ro) && m.canary().CanaryRevision != w.UpdateRevision:
+			// Roll back through the steps: release the stable revision like
+			// a new one; pods already on it count as done.
+			m.event(corev1.EventTypeWarning, "RollingBackInBatches", "Pod template reverted to stable revision %s: rolling back through the steps", m.canary().StableRevision)
+			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Rolling back in batches to revision "+w.UpdateRevision)
+		case w.InRollback && !rollbackInBatch(m.ro):
 			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: rolling back at once", m.canary().StableRevision)
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCancelling, "Rolling back to the stable revision")
 		case w.UpToDate:
@@ -108,6 +113,13 @@ func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bo
 	cs.LastUpdateTime = ptrTime(m.now())
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseHealthy
 	m.setProgressing(corev1.ConditionFalse, rolloutsv1beta1.ProgressingReasonCompleted, "Release finished")
+	if success && (cs.CanaryRevision == cs.StableRevision || cs.PodTemplateHash == cs.StableRevision) {
+		cs.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
+		m.st.Message = "Rolled back in batches to revision " + cs.StableRevision
+		m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionFalse, "RolledBack", m.st.Message)
+		m.event(corev1.EventTypeNormal, "RolledBack", "%s", m.st.Message)
+		return
+	}
 	if success {
 		cs.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
 		cs.StableRevision = cs.CanaryRevision
@@ -146,6 +158,12 @@ func (m *machine) replan() {
 	}
 	m.event(corev1.EventTypeNormal, "Replanned", "Steps changed: continuing at step %d", idx)
 	m.enterStep(idx)
+}
+
+// rollbackInBatch reports whether the Rollout asks for rollbacks to go
+// through the steps (rollouts.kruise.io/rollback-in-batch: "true").
+func rollbackInBatch(ro *rolloutsv1beta1.Rollout) bool {
+	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true"
 }
 
 // enterStep makes idx the current step, about to upgrade.

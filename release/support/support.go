@@ -69,9 +69,6 @@ func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
 			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].requestHeaderModifier", i))
 		}
 	}
-	if _, ok := ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation]; ok {
-		ignored = append(ignored, "annotation "+rolloutsv1beta1.RollbackInBatchAnnotation)
-	}
 	return blocking, ignored
 }
 

@@ -171,3 +171,45 @@ func TestRollout_podsLabelledWithRolloutIDAndBatch(t *testing.T) {
 		return count["1"] == 1 && count["2"] == 4 && len(count) == 2, fmt.Sprintf("pods per batch %v", count)
 	})
 }
+
+// Given a release of v2 paused at step 2 (5 of 10 pods) of a Rollout
+// annotated rollouts.kruise.io/rollback-in-batch: "true"
+// When the image is set back to v1
+// Then the rollback goes through the steps, counting only the pods that
+// need it: 1 of the 5, then half of them, then all.
+func TestRollout_rollbackInBatch_goesThroughTheSteps(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 10, v1)
+	ro := newRollout(ns, "web", step("1", nil), step("50%", nil), step("100%", nil))
+	ro.Annotations = map[string]string{rolloutsv1beta1.RollbackInBatchAnnotation: "true"}
+	createRollout(t, ro)
+	setImage(t, ns, "web", v2)
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	approveByStatus(t, ns, "web")
+	ro = waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+
+	setImage(t, ns, "web", v1)
+	for _, want := range []struct {
+		step   int32
+		v1, v2 int
+	}{{1, 6, 4}, {2, 8, 2}} {
+		waitRollout(t, ns, "web", fmt.Sprintf("rollback step %d paused", want.step), func(r *rolloutsv1beta1.Rollout) bool {
+			return r.Status.CurrentStepIndex == want.step && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused &&
+				r.Status.CanaryStatus.CanaryRevision != ro.Status.CanaryStatus.CanaryRevision
+		})
+		if got := podImages(t, ns, "web"); got[v1] != want.v1 || got[v2] != want.v2 {
+			t.Fatalf("rollback step %d: pods by image %v, want %d on v1 and %d on v2", want.step, got, want.v1, want.v2)
+		}
+		assertHeld(t, ns, "web")
+		approveByStatus(t, ns, "web")
+	}
+	done := waitRollout(t, ns, "web", "rolled back", func(r *rolloutsv1beta1.Rollout) bool {
+		c := condition(r, rolloutsv1beta1.RolloutConditionSucceeded)
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && c != nil && c.Status == "False"
+	})
+	waitDeploymentComplete(t, ns, "web", v1)
+	assertRestored(t, ns, "web")
+	if !strings.Contains(done.Status.Message, "in batches") {
+		t.Fatalf("message %q", done.Status.Message)
+	}
+}
