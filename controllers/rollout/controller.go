@@ -78,7 +78,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	toCanaryView(ro)
 	status, actions := canary.Next(ro, s.obs)
+	fromCanaryView(ro, &status)
 	ro.Status = status
 	actErr := r.act(ctx, s, actions)
 	if err := r.patchStatus(ctx, s); err != nil {

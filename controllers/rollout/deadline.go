@@ -40,7 +40,7 @@ func (r *Reconciler) progressDeadline(ro *rolloutsv1beta1.Rollout) time.Duration
 // pastDeadline reports whether the current step has been upgrading longer
 // than d.
 func pastDeadline(ro *rolloutsv1beta1.Rollout, d time.Duration, now time.Time) bool {
-	cs := ro.Status.CanaryStatus
+	cs := commonStatus(&ro.Status)
 	return d > 0 && cs != nil && cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateUpgrade &&
 		cs.LastUpdateTime != nil && now.Sub(cs.LastUpdateTime.Time) >= d
 }

@@ -60,8 +60,10 @@ func statusApprover(ro *rolloutsv1beta1.Rollout) string {
 		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
-		if _, ok := fields["f:status"]["f:canaryStatus"]["f:currentStepState"]; ok {
-			return mf.Manager
+		for _, sub := range []string{"f:canaryStatus", "f:blueGreenStatus"} {
+			if _, ok := fields["f:status"][sub]["f:currentStepState"]; ok {
+				return mf.Manager
+			}
 		}
 	}
 	return ""

@@ -109,10 +109,8 @@ func Hash(ro *rolloutsv1beta1.Rollout) string {
 		Modifier any `json:"h"`
 	}
 	var keys []stepKey
-	if c := ro.Spec.Strategy.Canary; c != nil {
-		for _, s := range c.Steps {
-			keys = append(keys, stepKey{s.Replicas, s.Traffic, s.Matches, s.RequestHeaderModifier})
-		}
+	for _, s := range ro.Spec.Strategy.Steps() {
+		keys = append(keys, stepKey{s.Replicas, s.Traffic, s.Matches, s.RequestHeaderModifier})
 	}
 	b, _ := json.Marshal(keys)
 	sum := sha256.Sum256(b)

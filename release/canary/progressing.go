@@ -37,6 +37,11 @@ func (m *machine) progressing() {
 		case m.ro.Spec.Strategy.Paused:
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonPaused, "Rollout is paused (spec.strategy.paused)")
 			m.st.Message = fmt.Sprintf("Paused at step %d/%d (spec.strategy.paused)", m.canary().CurrentStepIndex, len(m.steps()))
+		case w.UpdateRevision != m.canary().CanaryRevision && m.ro.Spec.Strategy.BlueGreen != nil:
+			// Both revisions run in full during a blue-green release; a
+			// third one would need the old pods to make room.
+			m.st.Message = fmt.Sprintf("New revision %s during the blue-green release of %s: set the template back to roll back first",
+				w.UpdateRevision, m.canary().CanaryRevision)
 		case w.UpdateRevision != m.canary().CanaryRevision:
 			// The BatchRelease stays: deleting it would hand the workload
 			// back and let Kubernetes release the new revision at once. It
@@ -183,10 +188,7 @@ func (m *machine) canary() *rolloutsv1beta1.CanaryStatus {
 }
 
 func (m *machine) steps() []rolloutsv1beta1.CanaryStep {
-	if c := m.ro.Spec.Strategy.Canary; c != nil {
-		return c.Steps
-	}
-	return nil
+	return m.ro.Spec.Strategy.Steps()
 }
 
 func nextIndex(idx int32, steps int) int32 {

@@ -42,31 +42,33 @@ func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
 		blocking = append(blocking, styleField(Style(ro))+": "+why)
 	}
 	s := ro.Spec.Strategy
-	c := s.Canary
-	if c == nil {
-		if s.BlueGreen == nil {
-			blocking = append(blocking, "spec.strategy.canary is not set")
+	prefix, routings, ref := "spec.strategy.canary", []rolloutsv1beta1.TrafficRoutingRef(nil), ""
+	switch {
+	case s.Canary != nil:
+		routings, ref = s.Canary.TrafficRoutings, s.Canary.TrafficRoutingRef
+		if s.Canary.PatchPodTemplateMetadata != nil && !s.Canary.EnableExtraWorkloadForCanary {
+			ignored = append(ignored, prefix+".patchPodTemplateMetadata (only used with enableExtraWorkloadForCanary)")
 		}
-		return blocking, ignored
+	case s.BlueGreen != nil:
+		prefix, routings, ref = "spec.strategy.blueGreen", s.BlueGreen.TrafficRoutings, s.BlueGreen.TrafficRoutingRef
+	default:
+		return append(blocking, "spec.strategy: set canary or blueGreen"), ignored
 	}
-	if len(c.TrafficRoutings) > 0 {
-		ignored = append(ignored, "spec.strategy.canary.trafficRoutings")
+	if len(routings) > 0 {
+		ignored = append(ignored, prefix+".trafficRoutings")
 	}
-	if c.TrafficRoutingRef != "" {
-		ignored = append(ignored, "spec.strategy.canary.trafficRoutingRef")
+	if ref != "" {
+		ignored = append(ignored, prefix+".trafficRoutingRef")
 	}
-	if c.PatchPodTemplateMetadata != nil && !c.EnableExtraWorkloadForCanary {
-		ignored = append(ignored, "spec.strategy.canary.patchPodTemplateMetadata (only used with enableExtraWorkloadForCanary)")
-	}
-	for i, st := range c.Steps {
+	for i, st := range s.Steps() {
 		if st.Traffic != nil {
-			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].traffic", i))
+			ignored = append(ignored, fmt.Sprintf("%s.steps[%d].traffic", prefix, i))
 		}
 		if len(st.Matches) > 0 {
-			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].matches", i))
+			ignored = append(ignored, fmt.Sprintf("%s.steps[%d].matches", prefix, i))
 		}
 		if st.RequestHeaderModifier != nil {
-			ignored = append(ignored, fmt.Sprintf("spec.strategy.canary.steps[%d].requestHeaderModifier", i))
+			ignored = append(ignored, fmt.Sprintf("%s.steps[%d].requestHeaderModifier", prefix, i))
 		}
 	}
 	return blocking, ignored

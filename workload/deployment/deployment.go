@@ -30,15 +30,23 @@ var _ workload.Releaser = (*Releaser)(nil)
 
 // Releaser releases one Deployment in place.
 type Releaser struct {
-	client client.Client
-	reader client.Reader
-	key    types.NamespacedName
+	client    client.Client
+	reader    client.Reader
+	key       types.NamespacedName
+	blueGreen bool
 }
 
 // New returns a Releaser for the Deployment key that reads through reader
 // and writes through c with the sluice field manager.
 func New(c client.Client, reader client.Reader, key types.NamespacedName) *Releaser {
 	return &Releaser{client: c, reader: reader, key: key}
+}
+
+// NewBlueGreen returns a Releaser that releases the Deployment key blue-green:
+// each batch adds new pods beside all the old ones, which go only when the
+// release ends.
+func NewBlueGreen(c client.Client, reader client.Reader, key types.NamespacedName) *Releaser {
+	return &Releaser{client: c, reader: reader, key: key, blueGreen: true}
 }
 
 // Status implements workload.Releaser.
@@ -92,7 +100,7 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	}
 	patch := map[string]any{
 		"metadata": map[string]any{"annotations": annotations, "labels": labels},
-		"spec":     specPatch(gate{Mode: modeHold, MaxUnavailable: max(unavailable, 1)}, d),
+		"spec":     specPatch(planGate(gateInput{Unavailable: unavailable, BlueGreen: r.blueGreen}), d),
 	}
 	return r.patch(ctx, d, patch)
 }
@@ -114,6 +122,7 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		Surge:       surge,
 		Unavailable: unavailable,
 		Armed:       sets.armed(d),
+		BlueGreen:   r.blueGreen,
 	}
 	if sets.current != nil {
 		in.NewReplicas = replicasOfSet(sets.current)
@@ -288,7 +297,13 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		s.Unsupported = "spec.strategy.type of Deployment " + d.Name + " is Recreate, which cannot be released in batches; use RollingUpdate"
 	}
-	s.Settled = d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == n
+	// Settled: the pods are what the ReplicaSets ask for (n between
+	// batches, more during a blue-green release).
+	want := sets.oldReplicas()
+	if sets.current != nil {
+		want += replicasOfSet(sets.current)
+	}
+	s.Settled = d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == want
 	s.UpToDate = !d.Spec.Paused && d.Spec.MinReadySeconds != heldMinReadySeconds &&
 		d.Status.ObservedGeneration >= d.Generation &&
 		d.Status.UpdatedReplicas == n && d.Status.Replicas == n && d.Status.AvailableReplicas == n

@@ -24,6 +24,9 @@ type gateInput struct {
 	// Surge and Unavailable are the user's maxSurge and maxUnavailable,
 	// resolved to numbers.
 	Surge, Unavailable int32
+	// BlueGreen releases the new pods beside all the old ones: old pods are
+	// never removed until the release ends.
+	BlueGreen bool
 	// Armed is true when the Deployment and its new ReplicaSet already carry
 	// the inflated minReadySeconds and no new pod counts as available.
 	Armed bool
@@ -65,6 +68,9 @@ func (in gateInput) placed() bool {
 // maxSurge: ready capacity never falls below replicas minus the user's
 // maxUnavailable and never exceeds replicas plus the user's maxSurge.
 func planGate(in gateInput) gate {
+	if in.BlueGreen {
+		return planBlueGreenGate(in)
+	}
 	hold := gate{Mode: modeHold, MaxSurge: 0, MaxUnavailable: max(in.Unavailable, 1)}
 	if in.Desired <= 0 || in.placed() {
 		return hold
@@ -81,4 +87,23 @@ func planGate(in gateInput) gate {
 		unavailable = 1
 	}
 	return gate{Mode: modeMove, MaxSurge: surge, MaxUnavailable: unavailable}
+}
+
+// planBlueGreenGate is planGate for a blue-green release: maxUnavailable is
+// always 0, so Kubernetes never removes an old pod while the new ones never
+// count as available, and maxSurge is the batch, so the new ReplicaSet grows
+// beside the full old one. Between batches the Deployment is paused with
+// maxSurge equal to the new pods it has, which Kubernetes' proportional
+// scaling of a paused Deployment leaves alone; unpaused by hand it finishes
+// with no pod unavailable.
+func planBlueGreenGate(in gateInput) gate {
+	hold := gate{Mode: modeHold, MaxSurge: max(in.NewReplicas, 1), MaxUnavailable: 0}
+	if in.Desired <= 0 || in.NewReplicas >= in.Desired {
+		return hold
+	}
+	if !in.Armed {
+		hold.Mode = modeArm
+		return hold
+	}
+	return gate{Mode: modeMove, MaxSurge: in.Desired, MaxUnavailable: 0}
 }

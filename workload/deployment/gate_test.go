@@ -117,3 +117,23 @@ func simulateBatch(t *testing.T, replicas, desired, surge, unavailable int32) {
 	}
 	t.Fatalf("r=%d d=%d s=%d u=%d: batch never placed", replicas, desired, surge, unavailable)
 }
+
+func TestPlanGate_blueGreen(t *testing.T) {
+	tests := []struct {
+		name string
+		in   gateInput
+		want gate
+	}{
+		{"before any batch: held, one surge", gateInput{Replicas: 4, BlueGreen: true}, gate{Mode: modeHold, MaxSurge: 1}},
+		{"unarmed: arm first", gateInput{Replicas: 4, Desired: 4, OldReplicas: 4, BlueGreen: true}, gate{Mode: modeArm, MaxSurge: 1}},
+		{"armed: surge the whole batch, none unavailable", gateInput{Replicas: 4, Desired: 4, OldReplicas: 4, BlueGreen: true, Armed: true}, gate{Mode: modeMove, MaxSurge: 4}},
+		{"placed: held with the surge it has", gateInput{Replicas: 4, Desired: 2, NewReplicas: 2, OldReplicas: 4, BlueGreen: true, Armed: true}, gate{Mode: modeHold, MaxSurge: 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := planGate(tt.in); got != tt.want {
+				t.Fatalf("planGate() = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
