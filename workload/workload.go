@@ -118,6 +118,10 @@ type Target struct {
 	// Style is how new-revision pods are produced: Partition (in place,
 	// the default), Canary (an extra workload) or BlueGreen.
 	Style rolloutsv1beta1.RollingStyleType
+	// PatchPodTemplateMetadata holds the labels and annotations that the
+	// Canary style adds to the pod template of the extra canary workload
+	// (spec.releasePlan.patchPodTemplateMetadata); nil adds none.
+	PatchPodTemplateMetadata *rolloutsv1beta1.PatchPodTemplateMetadata
 }
 
 // Factory returns the Releaser for a target. Writes go through c; reads

@@ -59,7 +59,7 @@ const pollInterval = 5 * time.Second
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -74,6 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	releaser, lookupErr := r.Workloads(r.Client, r.APIReader, workload.Target{
 		Namespace: br.Namespace, Ref: br.Spec.WorkloadRef, Style: styleOf(br.Spec.ReleasePlan),
+		PatchPodTemplateMetadata: br.Spec.ReleasePlan.PatchPodTemplateMetadata,
 	})
 	if !br.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, br, releaser)

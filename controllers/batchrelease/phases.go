@@ -131,6 +131,7 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 	}
 	placed, err := s.releaser.UpgradeBatch(ctx, desired)
 	if err != nil {
+		st.Message = fmt.Sprintf("Batch %d cannot be released: %v", cur, err)
 		return fmt.Errorf("upgrading batch %d: %w", cur, err)
 	}
 	// A nil failureThreshold tolerates the workload's own maxUnavailable, as

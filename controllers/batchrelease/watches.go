@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -15,11 +16,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
+	"github.com/sluice-dev/sluice/workload/canarydeployment"
 )
 
 // WorkloadIndex indexes BatchReleases by the workload they release, as
 // "<Kind>/<name>".
 const WorkloadIndex = "spec.workloadRef"
+
+// Workloads of the partition kinds (workload/partition); OpenKruise and
+// custom kinds are watched once a Rollout names them (dynamicwatch), and
+// custom kinds need these rights granted for their own group.
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets;daemonsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 
 // SetupWithManager registers the controller, its index and its watches.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
@@ -33,7 +43,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&rolloutsv1beta1.BatchRelease{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("Deployment"))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forCanaryDeployment)).
 		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.forReplicaSetOwner)).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("StatefulSet"))).
+		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("DaemonSet"))).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.forDaemonSetPod)).
 		Named("batchrelease").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
@@ -54,6 +69,30 @@ func (r *Reconciler) forReplicaSetOwner(ctx context.Context, o client.Object) []
 		return nil
 	}
 	return r.requestsFor(ctx, o.GetNamespace(), "Deployment/"+ref.Name)
+}
+
+// forCanaryDeployment maps a canary Deployment (Canary style) to the
+// BatchReleases releasing the stable Deployment its label names.
+func (r *Reconciler) forCanaryDeployment(ctx context.Context, o client.Object) []reconcile.Request {
+	stable := o.GetLabels()[canarydeployment.Label]
+	if stable == "" {
+		return nil
+	}
+	return r.requestsFor(ctx, o.GetNamespace(), "Deployment/"+stable)
+}
+
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+
+// forDaemonSetPod maps a pod to the BatchReleases releasing the DaemonSet
+// that controls it.
+func (r *Reconciler) forDaemonSetPod(ctx context.Context, o client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil || ref.Kind != "DaemonSet" || ref.APIVersion != "apps/v1" {
+		return nil
+	}
+	return r.requestsFor(ctx, o.GetNamespace(), "DaemonSet/"+ref.Name)
 }
 
 func (r *Reconciler) requestsFor(ctx context.Context, namespace, key string) []reconcile.Request {

@@ -38,12 +38,13 @@ func (r *Reconciler) ensureBatchRelease(ctx context.Context, s *scope, partition
 	// A merge patch that names every plan field, so batchPartition: null
 	// is sent when everything is to be released.
 	b, err := json.Marshal(map[string]any{"spec": map[string]any{"releasePlan": map[string]any{
-		"batches":          plan.Batches,
-		"batchPartition":   plan.BatchPartition,
-		"rolloutID":        plan.RolloutID,
-		"failureThreshold": plan.FailureThreshold,
-		"finalizingPolicy": plan.FinalizingPolicy,
-		"rollingStyle":     plan.RollingStyle,
+		"batches":                  plan.Batches,
+		"batchPartition":           plan.BatchPartition,
+		"rolloutID":                plan.RolloutID,
+		"failureThreshold":         plan.FailureThreshold,
+		"finalizingPolicy":         plan.FinalizingPolicy,
+		"rollingStyle":             plan.RollingStyle,
+		"patchPodTemplateMetadata": plan.PatchPodTemplateMetadata,
 	}}})
 	if err != nil {
 		return err
@@ -61,20 +62,21 @@ func planOf(ro *rolloutsv1beta1.Rollout, partition *int32, policy rolloutsv1beta
 		FinalizingPolicy: policy,
 		RollingStyle:     support.Style(ro),
 	}
+	plan.FailureThreshold = ro.Spec.Strategy.GetFailureThreshold()
 	if c := ro.Spec.Strategy.Canary; c != nil {
-		plan.FailureThreshold = c.FailureThreshold
-		for _, st := range c.Steps {
-			replicas := intstr.FromString("100%")
-			if st.Replicas != nil {
-				replicas = *st.Replicas
-			}
-			plan.Batches = append(plan.Batches, rolloutsv1beta1.ReleaseBatch{CanaryReplicas: replicas})
+		plan.PatchPodTemplateMetadata = c.PatchPodTemplateMetadata
+	}
+	for _, st := range ro.Spec.Strategy.Steps() {
+		replicas := intstr.FromString("100%")
+		if st.Replicas != nil {
+			replicas = *st.Replicas
 		}
+		plan.Batches = append(plan.Batches, rolloutsv1beta1.ReleaseBatch{CanaryReplicas: replicas})
 	}
 	if len(plan.Batches) == 0 {
 		plan.Batches = []rolloutsv1beta1.ReleaseBatch{{CanaryReplicas: intstr.FromString("100%")}}
 	}
-	if cs := ro.Status.CanaryStatus; cs != nil {
+	if cs := commonStatus(&ro.Status); cs != nil {
 		plan.RolloutID = cs.ObservedRolloutID
 	}
 	return plan

@@ -44,6 +44,7 @@ func viewOf(br *rolloutsv1beta1.BatchRelease) *canary.BatchReleaseView {
 		CurrentBatch:       br.Status.CanaryStatus.CurrentBatch,
 		BatchState:         br.Status.CanaryStatus.CurrentBatchState,
 		StableRevision:     br.Status.StableRevision,
+		UpdateRevision:     br.Status.UpdateRevision,
 		Deleting:           !br.DeletionTimestamp.IsZero(),
 	}
 }

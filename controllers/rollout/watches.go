@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
 )
 
 // WorkloadIndex indexes Rollouts by the workload they release, as
@@ -29,10 +30,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&rolloutsv1beta1.Rollout{}).
 		Owns(&rolloutsv1beta1.BatchRelease{}).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("Deployment"))).
+		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("StatefulSet"))).
+		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
+		WatchesRawSource(dynamicwatch.Definitions(mgr.GetCache(), mgr.GetClient())).
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("DaemonSet"))).
 		Named("rollout").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
+
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;update;patch
 
 // forWorkload maps a workload of kind to the Rollouts that name it.
 func (r *Reconciler) forWorkload(kind string) handler.MapFunc {

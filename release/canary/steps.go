@@ -224,6 +224,7 @@ func (m *machine) ensurePartition(p int32) {
 func (m *machine) batchReady(p int32) bool {
 	br := m.obs.BatchRelease
 	return br.caughtUp() && br.Partition != nil && *br.Partition == p &&
+		(br.UpdateRevision == "" || br.UpdateRevision == m.canary().CanaryRevision) &&
 		br.Phase == rolloutsv1beta1.RolloutPhaseProgressing &&
 		br.CurrentBatch >= p && br.BatchState == rolloutsv1beta1.ReadyBatchState
 }

@@ -56,6 +56,8 @@ type BatchReleaseView struct {
 	Phase        rolloutsv1beta1.RolloutPhase
 	CurrentBatch int32
 	BatchState   rolloutsv1beta1.BatchReleaseBatchStateType
+	// UpdateRevision is the revision the BatchRelease is releasing.
+	UpdateRevision string
 	// StableRevision is the revision the BatchRelease recorded as stable.
 	StableRevision string
 	// Deleting is true when it has a deletion timestamp.

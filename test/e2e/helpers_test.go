@@ -52,6 +52,12 @@ func newNamespace(t *testing.T) string {
 		return err == nil, fmt.Sprint(err)
 	})
 	dumpOnFailure(t, name)
+	t.Cleanup(func() {
+		// Free the fake nodes' pod capacity for the scenarios that follow.
+		if !t.Failed() {
+			_ = suite.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
+	})
 	return name
 }
 

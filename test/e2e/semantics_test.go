@@ -213,3 +213,54 @@ func TestRollout_rollbackInBatch_goesThroughTheSteps(t *testing.T) {
 		t.Fatalf("message %q", done.Status.Message)
 	}
 }
+
+// Given a Deployment of 4 pods and a blue-green Rollout (steps 50%, 100%)
+// When the image changes
+// Then each step adds new pods beside all 4 old ones (never fewer than 4
+// ready old pods), approvals go through status.blueGreenStatus as
+// kubectl-kruise sends them, and the old pods go only at the end.
+func TestRollout_blueGreen_newPodsBesideAllOldOnes(t *testing.T) {
+	ns := newNamespace(t)
+	deployment(t, ns, "web", 4, v1)
+	ro := newRollout(ns, "web")
+	ro.Spec.Strategy = rolloutsv1beta1.RolloutStrategy{BlueGreen: &rolloutsv1beta1.BlueGreenStrategy{
+		Steps: []rolloutsv1beta1.CanaryStep{step("50%", nil), step("100%", nil)},
+	}}
+	createRollout(t, ro)
+	capacity := watchCapacity(t, ns, "web")
+	setImage(t, ns, "web", v2)
+	for _, want := range []struct {
+		step int32
+		new  int
+	}{{1, 2}} {
+		got := waitRollout(t, ns, "web", fmt.Sprintf("blue-green step %d paused", want.step), func(r *rolloutsv1beta1.Rollout) bool {
+			return r.Status.CurrentStepIndex == want.step && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
+		})
+		if got.Status.BlueGreenStatus == nil || got.Status.CanaryStatus != nil || got.Status.BlueGreenStatus.UpdatedReadyReplicas != int32(want.new) {
+			t.Fatalf("step %d status: %s", want.step, describe(got))
+		}
+		if pods := podImages(t, ns, "web"); pods[v1] != 4 || pods[v2] != want.new {
+			t.Fatalf("step %d: pods by image %v, want all 4 old and %d new", want.step, pods, want.new)
+		}
+		approveBlueGreen(t, ns, "web")
+	}
+	// The last step releases everything and does not pause.
+	waitRollout(t, ns, "web", "completed", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+	waitDeploymentComplete(t, ns, "web", v2)
+	assertRestored(t, ns, "web")
+	if err := capacity.within(8, 4); err != nil {
+		t.Fatalf("capacity during the blue-green release: %v", err)
+	}
+}
+
+// approveBlueGreen does what kubectl-kruise does for a blue-green Rollout.
+func approveBlueGreen(t *testing.T, ns, name string) {
+	t.Helper()
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	patch := []byte(`{"status":{"blueGreenStatus":{"currentStepState":"StepReady"}}}`)
+	if err := suite.c.Status().Patch(ctxFor(t), ro, client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-kruise")); err != nil {
+		t.Fatalf("approving through status: %v", err)
+	}
+}

@@ -197,26 +197,38 @@ type stepLog struct {
 func watchSteps(t *testing.T, ns string) *stepLog {
 	t.Helper()
 	l := &stepLog{}
-	w, err := suite.c.Watch(context.Background(), &rolloutsv1beta1.RolloutList{}, client.InNamespace(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	// Each sluice start updates the Rollout CRD (its conversion webhook),
+	// which ends open watches: watch again, starting from the current state,
+	// until the test ends.
 	go func() {
-		for ev := range w.ResultChan() {
-			ro, ok := ev.Object.(*rolloutsv1beta1.Rollout)
-			if !ok {
+		for ctx.Err() == nil {
+			w, err := suite.c.Watch(ctx, &rolloutsv1beta1.RolloutList{}, client.InNamespace(ns))
+			if err != nil {
+				select { // back off before watching again
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
 				continue
 			}
-			e := fmt.Sprintf("%d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState)
-			l.mu.Lock()
-			if n := len(l.entries); n == 0 || l.entries[n-1] != e {
-				l.entries = append(l.entries, e)
+			for ev := range w.ResultChan() {
+				if ro, ok := ev.Object.(*rolloutsv1beta1.Rollout); ok {
+					l.add(fmt.Sprintf("%d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState))
+				}
 			}
-			l.mu.Unlock()
+			w.Stop()
 		}
 	}()
 	return l
+}
+
+func (l *stepLog) add(e string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.entries); n == 0 || l.entries[n-1] != e {
+		l.entries = append(l.entries, e)
+	}
 }
 
 // paused lists the steps in the order they were seen paused (StepPaused

@@ -75,7 +75,7 @@ func TestRestart_killedAtEveryTransition_releasesComplete(t *testing.T) {
 	r.waitPaused(1)
 	r.setImage("web:v1")
 	restart("right after the template went back")
-	ro = r.wait("rolled back", func(ro *rolloutsv1beta1.Rollout) bool {
+	r.wait("rolled back", func(ro *rolloutsv1beta1.Rollout) bool {
 		c := condition(ro, rolloutsv1beta1.RolloutConditionSucceeded)
 		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && c != nil && c.Status == "False"
 	})

@@ -63,7 +63,8 @@ func Mutating(o Options) *admissionregistrationv1.MutatingWebhookConfiguration {
 			{
 				Name:                    "mrollout.sluice.dev",
 				ClientConfig:            o.ClientConfig(rolloutwebhook.MutatePath),
-				Rules:                   rules(rolloutsv1beta1.GroupVersion.Group, "*", []string{"rollouts"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
+				Rules:                   rolloutRules(),
+				MatchPolicy:             ptr(admissionregistrationv1.Equivalent),
 				FailurePolicy:           ptr(admissionregistrationv1.Fail),
 				SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
 				TimeoutSeconds:          ptr[int32](10),
@@ -82,13 +83,23 @@ func Validating(o Options) *admissionregistrationv1.ValidatingWebhookConfigurati
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name:                    "vrollout.sluice.dev",
 			ClientConfig:            o.ClientConfig(rolloutwebhook.ValidatePath),
-			Rules:                   rules(rolloutsv1beta1.GroupVersion.Group, "*", []string{"rollouts"}, admissionregistrationv1.Create, admissionregistrationv1.Update),
+			Rules:                   rolloutRules(),
+			MatchPolicy:             ptr(admissionregistrationv1.Equivalent),
 			FailurePolicy:           ptr(admissionregistrationv1.Fail),
 			SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
 			TimeoutSeconds:          ptr[int32](10),
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
+}
+
+// rolloutRules are the rules of the Rollout webhooks: creates and updates of
+// v1beta1 Rollouts. With matchPolicy Equivalent the API server converts a
+// v1alpha1 request to v1beta1 (through the conversion webhook) before it
+// calls them, so they read one version only.
+func rolloutRules() []admissionregistrationv1.RuleWithOperations {
+	return rules(rolloutsv1beta1.GroupVersion.Group, rolloutsv1beta1.GroupVersion.Version, []string{"rollouts"},
+		admissionregistrationv1.Create, admissionregistrationv1.Update)
 }
 
 func rules(group, version string, resources []string, ops ...admissionregistrationv1.OperationType) []admissionregistrationv1.RuleWithOperations {

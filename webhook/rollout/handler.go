@@ -55,8 +55,10 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 	if err := v.Client.List(ctx, list, client.InNamespace(req.Namespace)); err != nil {
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	if errs := validate(ro, old, list.Items, v.replicas(ctx, req.Namespace, ro.Spec.WorkloadRef)); len(errs) > 0 {
-		return admission.Denied(errs.ToAggregate().Error())
+	errs := validate(ro, old, list.Items, v.replicas(ctx, req.Namespace, ro.Spec.WorkloadRef))
+	errs = append(errs, validateV1alpha1(req, ro)...)
+	if errs = v.acceptCustomKind(ctx, ro.Spec.WorkloadRef, errs); len(errs) > 0 {
+		return admission.Denied(inRequestVersion(req, errs).ToAggregate().Error())
 	}
 	return admission.Allowed("")
 }

@@ -39,7 +39,9 @@ func classify(gk schema.GroupKind) (known, supported bool) {
 	case statefulSetKind, cloneSetKind, advancedStatefulSet, advancedDaemonSetKind:
 		return true, partition.Supported
 	}
-	return false, false
+	// Any other CRD kind may be StatefulSet-like; its CRD decides, which
+	// the partition adapter checks when it reads the workload.
+	return false, partition.Supported && partition.IsCustomCandidate(gk)
 }
 
 // GroupKind parses the group and kind of ref.
@@ -81,6 +83,8 @@ func Supported(ref rolloutsv1beta1.ObjectRef, style rolloutsv1beta1.RollingStyle
 		return true, ""
 	case style == rolloutsv1beta1.CanaryRollingStyle && gk == deploymentKind && canarydeployment.Supported:
 		return true, ""
+	case style == rolloutsv1beta1.BlueGreenRollingStyle && gk == deploymentKind:
+		return true, ""
 	}
 	return false, fmt.Sprintf("%s style releases of %s are not supported yet by this version of sluice", style, gk)
 }
@@ -94,7 +98,9 @@ func New(c client.Client, reader client.Reader, t workload.Target) (workload.Rel
 	gk, _ := GroupKind(t.Ref)
 	switch {
 	case gk == deploymentKind && t.Style == rolloutsv1beta1.CanaryRollingStyle:
-		return canarydeployment.New(c, reader, key)
+		return canarydeployment.New(c, reader, t)
+	case gk == deploymentKind && t.Style == rolloutsv1beta1.BlueGreenRollingStyle:
+		return deployment.NewBlueGreen(c, reader, key), nil
 	case gk == deploymentKind:
 		return deployment.New(c, reader, key), nil
 	case gk == daemonSetKind:

@@ -1,27 +1,305 @@
-// Package partition releases StatefulSet-like workloads in batches through
-// their update partition: native StatefulSets, OpenKruise Advanced
-// StatefulSets, CloneSets and Advanced DaemonSets, and custom kinds
-// labelled rollouts.kruise.io/workload-type: statefulset.
+// Package partition releases workloads in batches through their update
+// partition: native StatefulSets, OpenKruise Advanced StatefulSets,
+// CloneSets and Advanced DaemonSets, and StatefulSet-like custom kinds
+// whose CRD is labelled rollouts.kruise.io/workload-type: statefulset.
+//
+// The partition is the number of pods (for a DaemonSet, nodes) a workload
+// keeps on its old revision; the workload's own controller updates the
+// others. The webhook holds a new release by setting the partition so that
+// no pod changes (32767, or "100%" for a CloneSet); each batch lowers it to
+// replicas minus the batch's pods; the end of the release puts back the
+// partition the user had, kept meanwhile in the sluice.dev/restore-patch
+// annotation as a merge patch that one kubectl command can apply.
+// docs/workloads.md describes each kind.
 package partition
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
 )
 
 // Supported is true once this package releases its kinds.
-const Supported = false
+const Supported = true
 
-// New returns the Releaser of the workload key of kind gvk.
-func New(_ client.Client, _ client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (workload.Releaser, error) {
-	return nil, fmt.Errorf("%s %s: %w", gvk.Kind, key, workload.ErrUnsupported)
+// freshWait bounds how long Status waits for a held workload's controller
+// to see the workload's latest spec, so that a release starts from the
+// revision the controller computed for it rather than the one before.
+const freshWait = 2 * time.Second
+
+var _ workload.Releaser = (*Releaser)(nil)
+
+// Releaser releases one partition workload.
+type Releaser struct {
+	client client.Client
+	reader client.Reader
+	gvk    schema.GroupVersionKind
+	key    types.NamespacedName
+	p      profile
 }
 
-// HoldFor returns how updates of kind gk are held, if this package
-// releases it.
-func HoldFor(schema.GroupKind) (workload.Hold, bool) { return nil, false }
+// New returns the Releaser of the workload key of kind gvk, which reads
+// through reader and writes through c with the sluice field manager.
+func New(c client.Client, reader client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (workload.Releaser, error) {
+	p, ok := profileFor(gvk.GroupKind())
+	if !ok || !Supported {
+		return nil, fmt.Errorf("%s %s: %w", gvk.Kind, key, workload.ErrUnsupported)
+	}
+	return &Releaser{client: c, reader: reader, gvk: gvk, key: key, p: p}, nil
+}
+
+// Status implements workload.Releaser.
+func (r *Releaser) Status(ctx context.Context) (*workload.Status, error) {
+	o, err := r.read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if held(o) && !o.fresh() {
+		o, err = r.waitFresh(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+	}
+	why, err := r.checkKind(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pods, err := r.pods(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return statusOf(o, pods, why), nil
+}
+
+// Claim implements workload.Releaser: it makes sure the workload is held
+// with a restore patch, and records the controlling BatchRelease and the
+// stable revision.
+func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
+	o, err := r.read(ctx)
+	if err != nil {
+		return err
+	}
+	why, err := r.checkKind(ctx)
+	if err != nil {
+		return err
+	}
+	if why == "" {
+		why = unsupported(o)
+	}
+	if why != "" {
+		return fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
+	}
+	annotations := map[string]any{}
+	labels := map[string]any{}
+	spec := map[string]any{}
+	if _, ok := restorePatchOf(o.u); !ok {
+		// Not held by sluice's webhook (e.g. held by another tool, or the
+		// mark was added by hand): keep what the workload has, unless it is
+		// the hold value, which nobody wants back.
+		restore, err := newRestorePatch(r.p, o.u.Object)
+		if raw, ok := o.partitionRaw(); ok && fmt.Sprint(raw) == fmt.Sprint(r.p.hold) {
+			restore, err = newRestorePatch(r.p, map[string]any{})
+		}
+		if err != nil {
+			return err
+		}
+		annotations[restoreAnnotation] = restore
+		spec = fragment(r.p, o.u.Object, r.p.hold, true)
+	}
+	info, err := json.Marshal(owner)
+	if err != nil {
+		return err
+	}
+	if o.u.GetAnnotations()[rolloutsv1beta1.ControlInfoAnnotation] != string(info) {
+		annotations[rolloutsv1beta1.ControlInfoAnnotation] = string(info)
+	}
+	if _, ok := o.u.GetLabels()[rolloutsv1beta1.StableRevisionLabel]; !ok {
+		pods, err := r.pods(ctx, o)
+		if err != nil {
+			return err
+		}
+		if stable := stableCandidate(o, pods, o.revision(r.p.update)); stable != "" {
+			labels[rolloutsv1beta1.StableRevisionLabel] = stable
+		}
+	}
+	if len(annotations) == 0 && len(labels) == 0 {
+		return nil
+	}
+	patch := map[string]any{"metadata": map[string]any{"annotations": annotations, "labels": labels}}
+	for k, v := range spec {
+		patch[k] = v
+	}
+	return r.patch(ctx, o, patch)
+}
+
+// UpgradeBatch implements workload.Releaser: it lowers the partition to
+// keep replicas-desired pods on the old revision. The partition is never
+// raised during a release, so pods already updated stay updated.
+func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error) {
+	o, err := r.read(ctx)
+	if err != nil {
+		return false, err
+	}
+	n := o.replicas()
+	if _, ok := restorePatchOf(o.u); !ok {
+		// Handed back outside the release (the restore patch was applied):
+		// holding it again would undo that. The workload's controller
+		// releases the rest.
+		updated, _ := o.statusInt(r.p.updated)
+		return updated >= desired, nil
+	}
+	kept, err := o.partitionCount(n)
+	if err != nil {
+		return false, err
+	}
+	target := max(n-desired, 0)
+	if kept <= target {
+		return o.fresh(), nil
+	}
+	return false, r.patch(ctx, o, fragment(r.p, o.u.Object, int64(target), true))
+}
+
+// Finalize implements workload.Releaser: it applies the restore patch and,
+// with waitDone, reports done once the workload's controller has released
+// every pod the restored partition allows.
+func (r *Releaser) Finalize(ctx context.Context, waitDone bool) (bool, error) {
+	o, err := r.read(ctx)
+	if errors.Is(err, workload.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if raw, ok := restorePatchOf(o.u); ok {
+		var patch map[string]any
+		if err := json.Unmarshal([]byte(raw), &patch); err != nil {
+			return false, fmt.Errorf("annotation %s of %s: %w", restoreAnnotation, o.name(), err)
+		}
+		return !waitDone, r.patch(ctx, o, patch)
+	}
+	a := o.u.GetAnnotations()
+	if _, ok := a[rolloutsv1beta1.InProgressingAnnotation]; ok {
+		// Marked without a restore patch: drop the marks, and a hold
+		// partition nobody wants back.
+		patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+			rolloutsv1beta1.InProgressingAnnotation: nil, rolloutsv1beta1.ControlInfoAnnotation: nil,
+		}}}
+		if raw, ok := o.partitionRaw(); ok && fmt.Sprint(raw) == fmt.Sprint(r.p.hold) {
+			for k, v := range fragment(r.p, o.u.Object, nil, false) {
+				patch[k] = v
+			}
+		}
+		return !waitDone, r.patch(ctx, o, patch)
+	}
+	if !waitDone {
+		return true, nil
+	}
+	pods, err := r.pods(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	return statusOf(o, pods, "").UpToDate, nil
+}
+
+// checkKind says why a custom kind's CRD does not let sluice release it,
+// or "".
+func (r *Releaser) checkKind(ctx context.Context) (string, error) {
+	if !r.p.custom {
+		return "", nil
+	}
+	var mapper meta.RESTMapper
+	if r.client != nil {
+		mapper = r.client.RESTMapper()
+	}
+	err := CheckCustomKind(ctx, r.reader, mapper, r.gvk)
+	if errors.Is(err, ErrNotStatefulSetLike) {
+		return err.Error(), nil
+	}
+	return "", err
+}
+
+// pods lists the workload's pods when the release needs them: for kinds
+// whose status does not count ready updated pods or name the current
+// revision.
+func (r *Releaser) pods(ctx context.Context, o object) (podView, error) {
+	if r.p.updatedReady != nil && r.p.current != nil {
+		return podView{}, nil
+	}
+	sel, err := o.selector()
+	if err != nil {
+		return podView{}, err
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return podView{}, fmt.Errorf("spec.selector of %s: %w", o.name(), err)
+	}
+	list := &corev1.PodList{}
+	if err := r.reader.List(ctx, list, client.InNamespace(r.key.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return podView{}, fmt.Errorf("listing pods of %s: %w", o.name(), err)
+	}
+	owned := list.Items[:0]
+	for _, p := range list.Items {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == o.u.GetUID() {
+			owned = append(owned, p)
+		}
+	}
+	return viewPods(owned, r.p.revisionLabel, o.revision(r.p.update)), nil
+}
+
+// read reads the workload fresh from the API server.
+func (r *Releaser) read(ctx context.Context) (object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.gvk)
+	if err := r.reader.Get(ctx, r.key, u); err != nil {
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			return object{}, fmt.Errorf("%s %s: %w", r.gvk.Kind, r.key, workload.ErrNotFound)
+		}
+		return object{}, fmt.Errorf("reading %s %s: %w", r.gvk.Kind, r.key, err)
+	}
+	return object{p: r.p, u: u}, nil
+}
+
+// waitFresh re-reads a workload whose controller has not seen its latest
+// spec yet (as right after the webhook held it), for at most freshWait.
+// Past that it returns the last read: counts stay stale, and the release
+// goes on from what the workload reports.
+func (r *Releaser) waitFresh(ctx context.Context, o object) (object, error) {
+	var readErr error
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, freshWait, false, func(ctx context.Context) (bool, error) {
+		next, err := r.read(ctx)
+		if err != nil {
+			readErr = err
+			return true, nil
+		}
+		o = next
+		return o.fresh(), nil
+	})
+	return o, readErr
+}
+
+// patch sends a merge patch with the sluice field manager.
+func (r *Releaser) patch(ctx context.Context, o object, patch map[string]any) error {
+	b, err := json.Marshal(patch)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Patch(ctx, o.u, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+		return fmt.Errorf("patching %s: %w", o.name(), err)
+	}
+	return nil
+}

@@ -25,9 +25,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/batchrelease"
 	"github.com/sluice-dev/sluice/controllers/rollout"
+	"github.com/sluice-dev/sluice/controllers/webhookrules"
+	"github.com/sluice-dev/sluice/webhook/conversion"
 	rolloutwebhook "github.com/sluice-dev/sluice/webhook/rollout"
 	workloadwebhook "github.com/sluice-dev/sluice/webhook/workload"
 	"github.com/sluice-dev/sluice/workload/lookup"
@@ -96,6 +99,9 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := rolloutsv1beta1.AddToScheme(s); err != nil {
 		return nil, err
 	}
+	if err := rolloutsv1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -149,6 +155,11 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		if err := mgr.Add(local); err != nil {
 			return err
 		}
+		// The workload webhook follows the custom kinds Rollouts name.
+		if err := (&webhookrules.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			ConfigName: o.WebhookConfigName}).SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the webhook rules controller: %w", err)
+		}
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
@@ -183,7 +194,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Decoder: decoder}})
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
 		Decoder: decoder, Clock: clk}})
-	return nil
+	return conversion.Setup(mgr)
 }
 
 func orDefault(v, def int) int {

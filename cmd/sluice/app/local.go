@@ -80,11 +80,14 @@ func (l *localWebhooks) Start(ctx context.Context) error {
 			return fmt.Errorf("registering webhook configuration %s: %w", obj.GetName(), err)
 		}
 	}
-	logger.Info("Registered local webhooks", "name", l.opts.Name)
-	if l.onReady != nil {
-		l.onReady()
+	err := enableConversion(ctx, l.client, registration.Conversion(l.opts))
+	if err == nil {
+		logger.Info("Registered local webhooks", "name", l.opts.Name)
+		if l.onReady != nil {
+			l.onReady()
+		}
+		<-ctx.Done()
 	}
-	<-ctx.Done()
 	cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	for _, obj := range objs {
@@ -92,5 +95,8 @@ func (l *localWebhooks) Start(ctx context.Context) error {
 			logger.Error(err, "Removing webhook configuration", "name", obj.GetName())
 		}
 	}
-	return nil
+	if ctx.Err() != nil {
+		return nil // stopped
+	}
+	return err
 }

@@ -1,0 +1,123 @@
+package partition
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
+)
+
+// HoldFor returns how updates of kind gk are held, if this package
+// releases it: see hold.
+func HoldFor(gk schema.GroupKind) (workload.Hold, bool) {
+	p, ok := profileFor(gk)
+	if !ok || !Supported {
+		return nil, false
+	}
+	return func(old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
+		return hold(p, old, updated, rollout)
+	}, true
+}
+
+// hold changes updated, an update of old by someone other than sluice, so
+// that the Rollout named rollout keeps control of the workload:
+//   - a new release (pod template or rollout-id changed) sets the partition
+//     to the hold value, so no pod changes, marks the workload with
+//     rollouts.kruise.io/in-progressing and, for a release that was not in
+//     progress, records the restore patch (the partition the user asked
+//     for); a new revision in the middle of a release is held the same way,
+//     so the release starts over from its first batch;
+//   - while a release is in progress, the partition and sluice's marks keep
+//     their values, and a partition the user wrote goes into the restore
+//     patch, to apply when the release ends.
+//
+// It reports whether it changed updated, and why.
+func hold(p profile, old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
+	o, u := object{p: p, u: old}, object{p: p, u: updated}
+	if !p.nodes {
+		if n, ok := nestedInt(updated.Object, "spec", "replicas"); ok && n == 0 {
+			return false, "no replicas", nil
+		}
+	}
+	if p.rollingUpdateOnly {
+		if t := u.strategyType(); t != "" && t != "RollingUpdate" {
+			return false, fmt.Sprintf("spec.updateStrategy.type %s cannot be released in batches", t), nil
+		}
+	}
+	oldTemplate, _, _ := unstructured.NestedFieldNoCopy(old.Object, "spec", "template")
+	newTemplate, _, _ := unstructured.NestedFieldNoCopy(updated.Object, "spec", "template")
+	newRelease := !equality.Semantic.DeepEqual(oldTemplate, newTemplate) ||
+		workload.RolloutID(old.GetLabels(), old.GetAnnotations()) != workload.RolloutID(updated.GetLabels(), updated.GetAnnotations())
+	_, inProgress := old.GetAnnotations()[rolloutsv1beta1.InProgressingAnnotation]
+	if !newRelease && !inProgress {
+		return false, "no new release", nil
+	}
+	if inProgress {
+		if err := keepHeld(o, u); err != nil {
+			return false, "", err
+		}
+	}
+	if !newRelease {
+		return true, "release in progress: sluice's fields kept", nil
+	}
+	if !inProgress {
+		restore, err := newRestorePatch(p, updated.Object)
+		if err != nil {
+			return false, "", err
+		}
+		b, _ := json.Marshal(map[string]string{"rolloutName": rollout})
+		setAnnotation(updated, rolloutsv1beta1.InProgressingAnnotation, string(b))
+		setAnnotation(updated, restoreAnnotation, restore)
+	}
+	if err := unstructured.SetNestedField(updated.Object, p.hold, p.partition...); err != nil {
+		return false, "", fmt.Errorf("holding %s: %w", u.name(), err)
+	}
+	return true, "new release held for rollout " + rollout, nil
+}
+
+// keepHeld gives updated the partition and the marks of old, a workload a
+// release holds, keeping a partition the user changed in the restore
+// patch.
+func keepHeld(old, updated object) error {
+	annotations := old.u.GetAnnotations()
+	if raw, ok := annotations[restoreAnnotation]; ok {
+		merged, err := withUserChanges(old.p, raw, old.u.Object, updated.u.Object)
+		if err != nil {
+			return err
+		}
+		setAnnotation(updated.u, restoreAnnotation, merged)
+	}
+	for _, k := range []string{rolloutsv1beta1.InProgressingAnnotation, rolloutsv1beta1.ControlInfoAnnotation} {
+		if v, ok := annotations[k]; ok {
+			setAnnotation(updated.u, k, v)
+		}
+	}
+	if v, ok := old.u.GetLabels()[rolloutsv1beta1.StableRevisionLabel]; ok {
+		labels := updated.u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[rolloutsv1beta1.StableRevisionLabel] = v
+		updated.u.SetLabels(labels)
+	}
+	if v, ok := old.partitionRaw(); ok {
+		if err := unstructured.SetNestedField(updated.u.Object, v, old.p.partition...); err != nil {
+			return fmt.Errorf("keeping the partition of %s: %w", updated.name(), err)
+		}
+	}
+	return nil
+}
+
+func setAnnotation(u *unstructured.Unstructured, k, v string) {
+	a := u.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[k] = v
+	u.SetAnnotations(a)
+}

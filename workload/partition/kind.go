@@ -1,0 +1,159 @@
+package partition
+
+import (
+	"math"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The kinds this package releases by name; any other kind with a dotted
+// group is a candidate StatefulSet-like custom kind, released once its CRD
+// says so (see crd.go).
+var (
+	statefulSetKind         = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
+	advancedStatefulSetKind = schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"}
+	cloneSetKind            = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
+	advancedDaemonSetKind   = schema.GroupKind{Group: "apps.kruise.io", Kind: "DaemonSet"}
+)
+
+// holdPartition is the partition that holds a StatefulSet-like workload or
+// an Advanced DaemonSet: no ordinal (or node count) reaches it, so no pod
+// changes, even when the same write also scales the workload up. It is the
+// value OpenKruise Rollouts uses (math.MaxInt16).
+const holdPartition = math.MaxInt16
+
+// holdPercent is the partition that holds a CloneSet: every pod is kept on
+// its revision, as OpenKruise Rollouts does.
+const holdPercent = "100%"
+
+// The pod labels that tell a pod's revision.
+const (
+	controllerRevisionHashLabel = "controller-revision-hash"
+	podTemplateHashLabel        = "pod-template-hash"
+)
+
+// profile describes where a kind keeps what a partition release reads and
+// writes. All kinds keep their pod selector at spec.selector and their pod
+// template at spec.template.
+type profile struct {
+	// gk is the kind.
+	gk schema.GroupKind
+	// custom is true for a StatefulSet-like kind defined by a CRD that must
+	// be labelled (and have a partition) to be released.
+	custom bool
+	// partition is the path of the update partition: the number of pods
+	// (or nodes) kept on the old revision.
+	partition []string
+	// percent is true when the partition may also be a percentage.
+	percent bool
+	// hold is the partition value that changes no pod.
+	hold any
+	// rollingUpdateOnly is true for kinds whose spec.updateStrategy.type
+	// must be empty or RollingUpdate for the partition to apply.
+	rollingUpdateOnly bool
+	// nodes is true when the replicas are the nodes the workload runs on
+	// (status.desiredNumberScheduled) rather than spec.replicas.
+	nodes bool
+	// updated and updatedReady are the status fields counting pods of the
+	// update revision and those of them ready; updatedReady nil means the
+	// status has no such field and pods are counted.
+	updated, updatedReady []string
+	// current and update are the status fields naming the current (stable)
+	// and update revisions; current nil means the status has none and the
+	// stable revision is read from the pods when a release starts.
+	current, update []string
+	// revisionLabel is the pod label whose values are the revisions.
+	revisionLabel string
+	// shortRevision is true when the label carries only the hash suffix of
+	// the status' revision names (CloneSet's pod-template-hash).
+	shortRevision bool
+	// maxUnavailable is the path of the kind's maxUnavailable, and
+	// defaultMaxUnavailable its default.
+	maxUnavailable        []string
+	defaultMaxUnavailable intstr.IntOrString
+}
+
+// statefulSetLike is the profile of native and Advanced StatefulSets and of
+// StatefulSet-like custom kinds: pods whose ordinal is at least the
+// partition run the update revision.
+func statefulSetLike(gk schema.GroupKind, custom bool) profile {
+	p := profile{
+		gk:                    gk,
+		custom:                custom,
+		partition:             []string{"spec", "updateStrategy", "rollingUpdate", "partition"},
+		hold:                  int64(holdPartition),
+		rollingUpdateOnly:     true,
+		updated:               []string{"status", "updatedReplicas"},
+		current:               []string{"status", "currentRevision"},
+		update:                []string{"status", "updateRevision"},
+		revisionLabel:         controllerRevisionHashLabel,
+		maxUnavailable:        []string{"spec", "updateStrategy", "rollingUpdate", "maxUnavailable"},
+		defaultMaxUnavailable: intstr.FromInt32(1),
+	}
+	if gk == advancedStatefulSetKind {
+		p.updatedReady = []string{"status", "updatedReadyReplicas"}
+	}
+	return p
+}
+
+// profileFor returns the profile of kind gk, if this package releases it.
+func profileFor(gk schema.GroupKind) (profile, bool) {
+	switch gk {
+	case statefulSetKind, advancedStatefulSetKind:
+		return statefulSetLike(gk, false), true
+	case cloneSetKind:
+		return profile{
+			gk:                    gk,
+			partition:             []string{"spec", "updateStrategy", "partition"},
+			percent:               true,
+			hold:                  holdPercent,
+			updated:               []string{"status", "updatedReplicas"},
+			updatedReady:          []string{"status", "updatedReadyReplicas"},
+			current:               []string{"status", "currentRevision"},
+			update:                []string{"status", "updateRevision"},
+			revisionLabel:         podTemplateHashLabel,
+			shortRevision:         true,
+			maxUnavailable:        []string{"spec", "updateStrategy", "maxUnavailable"},
+			defaultMaxUnavailable: intstr.FromString("20%"),
+		}, true
+	case advancedDaemonSetKind:
+		return profile{
+			gk:                    gk,
+			partition:             []string{"spec", "updateStrategy", "rollingUpdate", "partition"},
+			hold:                  int64(holdPartition),
+			nodes:                 true,
+			updated:               []string{"status", "updatedNumberScheduled"},
+			update:                []string{"status", "daemonSetHash"},
+			revisionLabel:         controllerRevisionHashLabel,
+			maxUnavailable:        []string{"spec", "updateStrategy", "rollingUpdate", "maxUnavailable"},
+			defaultMaxUnavailable: intstr.FromInt32(1),
+		}, true
+	}
+	if IsCustomCandidate(gk) {
+		return statefulSetLike(gk, true), true
+	}
+	return profile{}, false
+}
+
+// IsCustomCandidate reports whether gk may be a StatefulSet-like custom
+// kind: a kind of a CustomResourceDefinition group (those always contain a
+// dot) other than the OpenKruise kinds released by name. Whether it is one
+// is up to its CRD (CheckCRD).
+func IsCustomCandidate(gk schema.GroupKind) bool {
+	switch gk {
+	case advancedStatefulSetKind, cloneSetKind, advancedDaemonSetKind:
+		return false
+	}
+	return strings.Contains(gk.Group, ".") && gk.Kind != ""
+}
+
+// revisionValue turns a revision name from the status into the value of
+// the pod revision label.
+func (p profile) revisionValue(name string) string {
+	if !p.shortRevision || name == "" {
+		return name
+	}
+	return name[strings.LastIndex(name, "-")+1:]
+}

@@ -1,0 +1,150 @@
+package partition
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// restoreAnnotation holds, while a release holds the workload, the JSON
+// merge patch that hands it back: its own partition, and none of sluice's
+// annotations and labels. `kubectl patch --type merge -p "$(kubectl get
+// ... -o jsonpath='{.metadata.annotations.sluice\.dev/restore-patch}')"`
+// applies it without sluice.
+const restoreAnnotation = rolloutsv1beta1.DeploymentOriginalAnnotation
+
+// marks are the annotations and labels a release puts on a workload; the
+// restore patch removes them all.
+var (
+	markAnnotations = []string{
+		restoreAnnotation,
+		rolloutsv1beta1.ControlInfoAnnotation,
+		rolloutsv1beta1.InProgressingAnnotation,
+	}
+	markLabels = []string{rolloutsv1beta1.StableRevisionLabel}
+)
+
+// newRestorePatch returns the restore patch that gives the workload back
+// the partition it has in obj.
+func newRestorePatch(p profile, obj map[string]any) (string, error) {
+	annotations := map[string]any{}
+	for _, k := range markAnnotations {
+		annotations[k] = nil
+	}
+	labels := map[string]any{}
+	for _, k := range markLabels {
+		labels[k] = nil
+	}
+	patch := partitionFragment(p, obj)
+	patch["metadata"] = map[string]any{"annotations": annotations, "labels": labels}
+	b, err := json.Marshal(patch)
+	return string(b), err
+}
+
+// partitionFragment is the part of a merge patch that sets the partition to
+// its value in obj.
+func partitionFragment(p profile, obj map[string]any) map[string]any {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, p.partition...)
+	return fragment(p, obj, v, found && err == nil && v != nil)
+}
+
+// fragment is the part of a merge patch that sets the partition of an
+// object shaped like obj to leaf, or, when it has none, removes it: null at
+// the highest level of obj that holds nothing but the partition (so that
+// no empty object sluice created is left behind, and nothing else is
+// removed).
+func fragment(p profile, obj map[string]any, leaf any, hasLeaf bool) map[string]any {
+	root := map[string]any{}
+	cur, at := root, obj
+	last := len(p.partition) - 1
+	for i, key := range p.partition {
+		if hasLeaf {
+			if i == last {
+				cur[key] = leaf
+				return root
+			}
+			m := map[string]any{}
+			cur[key], cur = m, m
+			continue
+		}
+		child := at[key]
+		if i == last || (i > 0 && onlyPath(child, p.partition[i+1:])) {
+			cur[key] = nil
+			return root
+		}
+		m := map[string]any{}
+		cur[key], cur = m, m
+		at, _ = child.(map[string]any)
+	}
+	return root
+}
+
+// onlyPath reports whether node holds nothing but (at most) the field at
+// path.
+func onlyPath(node any, path []string) bool {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return node == nil
+	}
+	for k := range m {
+		if k != path[0] {
+			return false
+		}
+	}
+	if len(path) == 1 {
+		return true
+	}
+	return onlyPath(m[path[0]], path[1:])
+}
+
+// restoredPartition reads the partition a restore patch sets; ok is false
+// when it removes it.
+func restoredPartition(p profile, patch map[string]any) (any, bool) {
+	at := patch
+	for i, key := range p.partition {
+		v := at[key]
+		if i == len(p.partition)-1 {
+			return v, v != nil
+		}
+		next, isMap := v.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		at = next
+	}
+	return nil, false
+}
+
+// withUserChanges rewrites the restore patch raw for updated, a user's
+// update of a held workload whose stored version is old: a partition the
+// user changed is what the release restores, and the patch follows the
+// shape of updated, so it never removes what the user added beside the
+// partition.
+func withUserChanges(p profile, raw string, old, updated map[string]any) (string, error) {
+	patch := map[string]any{}
+	if err := json.Unmarshal([]byte(raw), &patch); err != nil {
+		return "", fmt.Errorf("annotation %s: %w", restoreAnnotation, err)
+	}
+	leaf, hasLeaf := restoredPartition(p, patch)
+	ov, ofound, _ := unstructured.NestedFieldNoCopy(old, p.partition...)
+	uv, ufound, _ := unstructured.NestedFieldNoCopy(updated, p.partition...)
+	if ofound != ufound || !equality.Semantic.DeepEqual(ov, uv) {
+		leaf, hasLeaf = uv, ufound && uv != nil
+	}
+	delete(patch, p.partition[0])
+	for k, v := range fragment(p, updated, leaf, hasLeaf) {
+		patch[k] = v
+	}
+	b, err := json.Marshal(patch)
+	return string(b), err
+}
+
+// restorePatchOf returns the restore patch of u, if it has one.
+func restorePatchOf(u *unstructured.Unstructured) (string, bool) {
+	raw, ok := u.GetAnnotations()[restoreAnnotation]
+	return raw, ok
+}
