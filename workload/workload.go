@@ -62,6 +62,12 @@ type Status struct {
 	// when it can.
 	Unsupported string
 
+	// Disabled says why the workload opts out of releases (a custom kind's
+	// object without the rollouts.kruise.io/workload-type: statefulset
+	// label, as OpenKruise documents); its Rollout is then Disabled. Empty
+	// when it takes part.
+	Disabled string
+
 	// Settled is true when the workload runs exactly the pods its
 	// controller wants: none is still being created or removed.
 	Settled bool

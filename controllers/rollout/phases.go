@@ -103,8 +103,8 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 // labelWorkload sets rollouts.kruise.io/workload-type on the workload.
 func (r *Reconciler) labelWorkload(ctx context.Context, ro *rolloutsv1beta1.Rollout, labels map[string]string) error {
 	want := lookup.WorkloadType(ro.Spec.WorkloadRef)
-	if labels[rolloutsv1beta1.WorkloadTypeLabel] == want {
-		return nil
+	if !lookup.Known(ro.Spec.WorkloadRef) || labels[rolloutsv1beta1.WorkloadTypeLabel] == want {
+		return nil // a custom kind's objects opt in with the label themselves
 	}
 	return r.patchWorkloadLabel(ctx, ro, &want)
 }
@@ -195,7 +195,7 @@ func (r *Reconciler) addFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollo
 // removeFinalizer lets a deleted Rollout go, after removing the label it
 // put on the workload.
 func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) error {
-	if s.obs.Workload != nil {
+	if s.obs.Workload != nil && lookup.Known(s.ro.Spec.WorkloadRef) {
 		if err := r.patchWorkloadLabel(ctx, s.ro, nil); err != nil {
 			return err
 		}

@@ -24,7 +24,9 @@ func Next(ro *rolloutsv1beta1.Rollout, obs Observation) (rolloutsv1beta1.Rollout
 	case obs.Deleting:
 		m.terminate()
 	case ro.Spec.Disabled:
-		m.disable()
+		m.disable("Rollout is disabled")
+	case obs.Workload != nil && obs.Workload.Disabled != "":
+		m.disable(obs.Workload.Disabled)
 	case obs.Workload == nil:
 		m.workloadGone()
 	default:
@@ -109,13 +111,13 @@ func (m *machine) terminate() {
 }
 
 // disable finishes any release and leaves the Rollout Disabled.
-func (m *machine) disable() {
+func (m *machine) disable(why string) {
 	if m.releaseWorkload(rolloutsv1beta1.ImmediateFinalizingPolicy) {
 		if m.st.Phase != rolloutsv1beta1.RolloutPhaseDisabled {
-			m.event(corev1.EventTypeNormal, "Disabled", "Rollout disabled; the workload is released by its own controller")
+			m.event(corev1.EventTypeNormal, "Disabled", "%s; the workload is released by its own controller", why)
 		}
 		m.st.Phase = rolloutsv1beta1.RolloutPhaseDisabled
-		m.st.Message = "Rollout is disabled"
+		m.st.Message = why
 		if m.st.CanaryStatus != nil && m.st.CanaryStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
 			m.st.CanaryStatus = nil
 		}

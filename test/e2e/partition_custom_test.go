@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/test/fakeoperators"
@@ -13,8 +17,8 @@ import (
 
 const gameServerSetCRD = "games.example.com_gameserversets.yaml"
 
-// gameServerSets is a StatefulSet-like custom kind (CRD in testdata,
-// labelled rollouts.kruise.io/workload-type: statefulset), run by a test
+// gameServerSets is a StatefulSet-like custom kind (CRD in testdata; its
+// objects are labelled rollouts.kruise.io/workload-type: statefulset), run by a test
 // double that honours its partition. It is created without a partition:
 // after a release it has none again.
 var gameServerSets = func() partitionKind {
@@ -84,46 +88,72 @@ func TestCustomKind_deletedMidRelease_handsTheWorkloadBack(t *testing.T) {
 	scenarioDeleted(t, gameServerSets, 4, 4)
 }
 
-// Given a custom kind whose CRD is not labelled
-// rollouts.kruise.io/workload-type: statefulset
-// When a Rollout is created for it
-// Then it is rejected, naming the label; once the CRD is labelled it is
-// accepted and updates are held; when the label is removed again the
-// Rollout reports it cannot release the kind, naming the label, and
-// updates pass unheld.
-func TestCustomKind_crdLabel_decidesWhetherTheKindIsReleased(t *testing.T) {
+// Given a StatefulSet-like custom kind (its CRD unlabelled, as OpenKruise
+// needs no CRD label) and an object of it without the
+// rollouts.kruise.io/workload-type: statefulset label
+// When a Rollout names it and the object changes
+// Then the Rollout is Disabled with a message naming the label and the
+// update is not held; once the object is labelled, its next update is
+// released in batches; without the label again, the Rollout is Disabled.
+func TestCustomKind_workloadLabel_decidesWhetherItIsReleased(t *testing.T) {
 	k := customKind("unlabelled.games.example.com", "MatchServerSet", "matchserversets")
-	file := "testdata/partition/" + gameServerSetCRD
-	installCRD(t, file, renamed(k, false, true))
+	installCRD(t, "testdata/partition/"+gameServerSetCRD, renamed(k, false, true))
 	ns := newNamespace(t)
 	k.prepare(t, ns)
 	createWorkload(t, k, ns, "app", 2, v1, 2)
+	setWorkloadLabel(t, k, ns, "app", nil)
 
-	err := suite.c.Create(ctxFor(t), rolloutFor(k, ns, "app", step("1", nil), step("100%", nil)))
-	if err == nil || !strings.Contains(err.Error(), "spec.workloadRef.kind") || !strings.Contains(err.Error(), "not labelled rollouts.kruise.io/workload-type=statefulset") {
-		t.Fatalf("creating a Rollout for a kind whose CRD is not labelled: %v", err)
+	createRolloutAnyPhase(t, rolloutFor(k, ns, "app", step("1", nil), step("100%", nil)))
+	disabled := func(what string) {
+		t.Helper()
+		waitRollout(t, ns, "app", what, func(r *rolloutsv1beta1.Rollout) bool {
+			return r.Status.Phase == rolloutsv1beta1.RolloutPhaseDisabled &&
+				strings.Contains(r.Status.Message, "not labelled rollouts.kruise.io/workload-type=statefulset")
+		})
 	}
-
-	installCRD(t, file, renamed(k, true, true))
-	createRollout(t, rolloutFor(k, ns, "app", step("1", nil), step("100%", nil)))
+	disabled("Disabled naming the missing label")
 	k.rolloutCreated(t)
-	assertHeldAt(t, k, setWorkloadImage(t, k, ns, "app", v2), k.hold)
+	u := setWorkloadImage(t, k, ns, "app", v2)
+	if _, held := u.GetAnnotations()[rolloutsv1beta1.InProgressingAnnotation]; held {
+		t.Fatalf("update of an unlabelled object was held: %v", u.GetAnnotations())
+	}
+	waitPods(t, ns, "app", map[string]int{v2: 2})
+
+	value := rolloutsv1beta1.WorkloadTypeStatefulSet
+	setWorkloadLabel(t, k, ns, "app", &value)
+	waitRollout(t, ns, "app", "Healthy once labelled", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy
+	})
+	assertHeldAt(t, k, setWorkloadImage(t, k, ns, "app", v3), k.hold)
 	waitStep(t, ns, "app", 1, rolloutsv1beta1.CanaryStepStatePaused)
 	approveByStatus(t, ns, "app")
 	waitCompleted(t, ns, "app")
-	waitPods(t, ns, "app", map[string]int{v2: 2})
-
-	installCRD(t, file, renamed(k, false, true))
-	waitRollout(t, ns, "app", "Supported=False naming the label", func(r *rolloutsv1beta1.Rollout) bool {
-		c := condition(r, rolloutsv1beta1.RolloutConditionSupported)
-		return c != nil && c.Status == "False" && strings.Contains(c.Message, "not labelled rollouts.kruise.io/workload-type=statefulset")
-	})
-	waitWorkloadRule(t, k.resource.Group, k.resource.Resource, false)
-	u := setWorkloadImage(t, k, ns, "app", v3)
-	if _, held := u.GetAnnotations()[rolloutsv1beta1.InProgressingAnnotation]; held {
-		t.Fatalf("update of a kind whose CRD lost its label was held: %v", u.GetAnnotations())
-	}
 	waitPods(t, ns, "app", map[string]int{v3: 2})
+
+	setWorkloadLabel(t, k, ns, "app", nil)
+	disabled("Disabled again without the label")
+}
+
+// setWorkloadLabel sets (or with nil removes) the workload-type label of a
+// workload object.
+func setWorkloadLabel(t *testing.T, k partitionKind, ns, name string, value *string) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{rolloutsv1beta1.WorkloadTypeLabel: value}}})
+	if err := suite.c.Patch(ctxFor(t), u, client.RawPatch(types.MergePatchType, b)); err != nil {
+		t.Fatalf("labelling %s: %v", name, err)
+	}
+}
+
+// createRolloutAnyPhase creates a Rollout without waiting for Healthy.
+func createRolloutAnyPhase(t *testing.T, ro *rolloutsv1beta1.Rollout) {
+	t.Helper()
+	if err := suite.c.Create(ctxFor(t), ro); err != nil {
+		t.Fatalf("creating rollout: %v", err)
+	}
 }
 
 // Given a custom kind labelled StatefulSet-like whose schema has no

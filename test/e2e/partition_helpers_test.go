@@ -143,6 +143,10 @@ func createWorkload(t *testing.T, k partitionKind, ns, name string, replicas int
 	u.SetGroupVersionKind(k.gvk)
 	u.SetNamespace(ns)
 	u.SetName(name)
+	if k.resource != nil {
+		// A custom kind's objects opt in themselves, as OpenKruise documents.
+		u.SetLabels(map[string]string{rolloutsv1beta1.WorkloadTypeLabel: rolloutsv1beta1.WorkloadTypeStatefulSet})
+	}
 	if err := suite.c.Create(ctxFor(t), u); err != nil {
 		t.Fatalf("creating %s: %v", k.gvk.Kind, err)
 	}

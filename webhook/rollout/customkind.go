@@ -13,9 +13,9 @@ import (
 
 // acceptCustomKind settles the "kind not supported" error validate gives a
 // Rollout naming a kind OpenKruise does not release by name: a
-// StatefulSet-like custom kind, whose CRD is labelled
-// rollouts.kruise.io/workload-type: statefulset and declares a partition,
-// is accepted; for any other CRD kind the error says what the CRD lacks.
+// StatefulSet-like custom kind, whose CRD declares spec.replicas,
+// spec.template and a partition, is accepted (its objects opt in with the
+// rollouts.kruise.io/workload-type: statefulset label); for any other CRD kind the error says what the CRD lacks.
 func (v *Validator) acceptCustomKind(ctx context.Context, ref rolloutsv1beta1.ObjectRef, errs field.ErrorList) field.ErrorList {
 	kindPath := field.NewPath("spec", "workloadRef", "kind")
 	at := -1

@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
 // ErrNotStatefulSetLike is wrapped by CheckCustomKind's errors for a kind
@@ -34,8 +32,7 @@ var requiredFields = [][]string{
 }
 
 // CheckCustomKind reports whether gvk is a StatefulSet-like custom kind:
-// its CRD exists, is labelled rollouts.kruise.io/workload-type: statefulset
-// and declares spec.replicas, spec.template and
+// its CRD exists and declares spec.replicas, spec.template and
 // spec.updateStrategy.rollingUpdate.partition in the schema of gvk's
 // version. The error wraps ErrNotStatefulSetLike and says what to change,
 // or is the error reading the CRD. mapper, when not nil, finds the CRD's
@@ -95,12 +92,6 @@ func FindCRD(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, 
 // CheckCRD says why crd does not make its kind, in version, a
 // StatefulSet-like kind sluice can release, or returns "" when it does.
 func CheckCRD(crd *apiextensionsv1.CustomResourceDefinition, version string) string {
-	if v := crd.Labels[rolloutsv1beta1.WorkloadTypeLabel]; v != rolloutsv1beta1.WorkloadTypeStatefulSet {
-		return fmt.Sprintf("CustomResourceDefinition %s is not labelled %s=%s (so %s is not declared StatefulSet-like); "+
-			"label it to release %s in batches: kubectl label crd %s %s=%s",
-			crd.Name, rolloutsv1beta1.WorkloadTypeLabel, rolloutsv1beta1.WorkloadTypeStatefulSet, crd.Spec.Names.Kind,
-			crd.Spec.Names.Kind, crd.Name, rolloutsv1beta1.WorkloadTypeLabel, rolloutsv1beta1.WorkloadTypeStatefulSet)
-	}
 	var served *apiextensionsv1.CustomResourceDefinitionVersion
 	for i := range crd.Spec.Versions {
 		if v := &crd.Spec.Versions[i]; v.Name == version && v.Served {

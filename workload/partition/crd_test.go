@@ -60,9 +60,7 @@ func TestCheckCRD(t *testing.T) {
 	}{
 		{"labelled with a partition", gameServerSetCRD("statefulset", withPartition), "v1", nil},
 		{"unknown fields kept under updateStrategy", gameServerSetCRD("statefulset", preserving), "v1", nil},
-		{"no label", gameServerSetCRD("", withPartition), "v1",
-			[]string{"not labelled rollouts.kruise.io/workload-type=statefulset", "kubectl label crd gameserversets.games.example.com"}},
-		{"another workload type", gameServerSetCRD("deployment", withPartition), "v1", []string{"not labelled"}},
+		{"a CRD needs no label: the workload objects carry it", gameServerSetCRD("", withPartition), "v1", nil},
 		{"no partition in the schema", gameServerSetCRD("statefulset", noPartition), "v1",
 			[]string{"has no spec.updateStrategy.rollingUpdate.partition"}},
 		{"version not served", gameServerSetCRD("statefulset", withPartition), "v2", []string{"does not serve version v2"}},

@@ -39,6 +39,9 @@ func HoldFor(gk schema.GroupKind) (workload.Hold, bool) {
 // It reports whether it changed updated, and why.
 func hold(p profile, old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
 	o, u := object{p: p, u: old}, object{p: p, u: updated}
+	if why := notEnrolled(u); why != "" {
+		return false, why, nil
+	}
 	if !p.nodes {
 		if n, ok := nestedInt(updated.Object, "spec", "replicas"); ok && n == 0 {
 			return false, "no replicas", nil

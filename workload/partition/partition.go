@@ -1,7 +1,8 @@
 // Package partition releases workloads in batches through their update
 // partition: native StatefulSets, OpenKruise Advanced StatefulSets,
 // CloneSets and Advanced DaemonSets, and StatefulSet-like custom kinds
-// whose CRD is labelled rollouts.kruise.io/workload-type: statefulset.
+// (a CRD with spec.replicas, spec.template and a partition) whose objects
+// are labelled rollouts.kruise.io/workload-type: statefulset.
 //
 // The partition is the number of pods (for a DaemonSet, nodes) a workload
 // keeps on its old revision; the workload's own controller updates the

@@ -106,6 +106,7 @@ func statusOf(o object, pods podView, why string) *workload.Status {
 	if s.Unsupported == "" {
 		s.Unsupported = unsupported(o)
 	}
+	s.Disabled = notEnrolled(o)
 	s.UpdatedReplicas, _ = o.statusInt(o.p.updated)
 	if v, ok := o.statusInt(o.p.updatedReady); ok {
 		s.UpdatedReadyReplicas = v
@@ -163,4 +164,17 @@ func inProgressRollout(annotations map[string]string) string {
 		return strings.TrimSpace(raw)
 	}
 	return v.RolloutName
+}
+
+// notEnrolled says why a custom kind's object does not take part in
+// releases: as OpenKruise documents, the object itself must carry
+// rollouts.kruise.io/workload-type: statefulset. Empty when it does, and
+// for the kinds sluice knows.
+func notEnrolled(o object) string {
+	if !o.p.custom || o.u.GetLabels()[rolloutsv1beta1.WorkloadTypeLabel] == rolloutsv1beta1.WorkloadTypeStatefulSet {
+		return ""
+	}
+	return fmt.Sprintf("%s %s is not labelled %s=%s, so it is not released in batches; label it: kubectl label %s %s %s=%s",
+		o.u.GetKind(), o.u.GetName(), rolloutsv1beta1.WorkloadTypeLabel, rolloutsv1beta1.WorkloadTypeStatefulSet,
+		strings.ToLower(o.u.GetKind()), o.u.GetName(), rolloutsv1beta1.WorkloadTypeLabel, rolloutsv1beta1.WorkloadTypeStatefulSet)
 }

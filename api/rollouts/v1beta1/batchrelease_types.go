@@ -69,7 +69,8 @@ type ReleasePlan struct {
 	RolloutID string `json:"rolloutID,omitempty"`
 
 	// FailureThreshold is how many updated pods of a batch may be unready for
-	// the batch to count as done. Unset means zero.
+	// the batch to count as done. Unset means the workload's own
+	// maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`

@@ -115,8 +115,8 @@ type CanaryStrategy struct {
 
 	// FailureThreshold is how many updated pods of a step may be unready for
 	// the step to count as done: an absolute number or a percentage of the
-	// updated pods, rounded up. Unset means zero: every updated pod must be
-	// ready.
+	// updated pods, rounded up. Unset means the workload's own
+	// maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -158,7 +158,8 @@ type BlueGreenStrategy struct {
 	TrafficRoutings []TrafficRoutingRef `json:"trafficRoutings,omitempty"`
 
 	// FailureThreshold is how many updated pods of a step may be unready for
-	// the step to count as done. Unset means zero.
+	// the step to count as done. Unset means the workload's own
+	// maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
