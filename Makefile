@@ -50,6 +50,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 build: ## Build the sluice manager and tools into ./bin.
 	go build -o $(BIN)/sluice ./cmd/sluice
 	go build -o $(BIN)/sluice-cluster ./cmd/sluice-cluster
+	go build -o $(BIN)/kubectl-sluice ./cmd/kubectl-sluice
 
 ##@ Test
 

@@ -1,0 +1,102 @@
+// Package progress reads where a Rollout's release is, whichever status
+// holds it: status.canaryStatus for canary and multi-batch releases,
+// status.blueGreenStatus for blue-green ones. Every command of the plugin
+// reads a release through it, so none of them forgets blue-green Rollouts.
+package progress
+
+import (
+	"fmt"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// Progress is the release of a Rollout as the plugin shows and acts on it.
+type Progress struct {
+	// Common is the step progress shared by canary and blue-green releases.
+	Common rolloutsv1beta1.CommonStatus
+	// Revision is the revision being released (canaryRevision, or
+	// updatedRevision of a blue-green release).
+	Revision string
+	// Updated and UpdatedReady count the pods of the new revision, and those
+	// of them that are ready.
+	Updated, UpdatedReady int32
+	// BlueGreen is true when the progress came from status.blueGreenStatus.
+	BlueGreen bool
+}
+
+// Of returns the progress of ro's release, and false when its status holds
+// none (a Rollout that never saw its workload).
+func Of(ro *rolloutsv1beta1.Rollout) (Progress, bool) {
+	switch st := ro.Status; {
+	case st.BlueGreenStatus != nil:
+		bg := st.BlueGreenStatus
+		return Progress{Common: bg.CommonStatus, Revision: bg.UpdatedRevision, Updated: bg.UpdatedReplicas,
+			UpdatedReady: bg.UpdatedReadyReplicas, BlueGreen: true}, true
+	case st.CanaryStatus != nil:
+		cs := st.CanaryStatus
+		return Progress{Common: cs.CommonStatus, Revision: cs.CanaryRevision, Updated: cs.CanaryReplicas,
+			UpdatedReady: cs.CanaryReadyReplicas}, true
+	}
+	return Progress{}, false
+}
+
+// NewPodRevision is the value of the workload's revision label on pods of
+// the new revision: the podTemplateHash once known, else the revision.
+func (p Progress) NewPodRevision() string {
+	if p.Common.PodTemplateHash != "" {
+		return p.Common.PodTemplateHash
+	}
+	return p.Revision
+}
+
+// InRelease reports whether a release of ro is in progress and not yet
+// finishing: the Rollout is Progressing and its steps are not all done.
+func InRelease(ro *rolloutsv1beta1.Rollout) bool {
+	p, ok := Of(ro)
+	return ok && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing &&
+		p.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted
+}
+
+// Steps is the number of steps of ro's strategy.
+func Steps(ro *rolloutsv1beta1.Rollout) int32 {
+	return int32(len(ro.Spec.Strategy.Steps())) //nolint:gosec // at most 50 steps (CRD validation)
+}
+
+// Style names how ro releases its workload, for people.
+func Style(ro *rolloutsv1beta1.Rollout) string {
+	switch s := ro.Spec.Strategy; {
+	case s.BlueGreen != nil:
+		return "blue-green"
+	case s.Canary != nil && s.Canary.EnableExtraWorkloadForCanary:
+		return "canary (extra canary workload)"
+	case s.Canary != nil:
+		return "canary in place (multi-batch)"
+	}
+	return "no strategy"
+}
+
+// Ref names a Rollout the way the plugin's messages do: namespace/name.
+func Ref(ro *rolloutsv1beta1.Rollout) string {
+	return fmt.Sprintf("%s/%s", ro.Namespace, ro.Name)
+}
+
+// Condition returns ro's condition of type typ, or nil.
+func Condition(ro *rolloutsv1beta1.Rollout, typ rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
+	for i := range ro.Status.Conditions {
+		if ro.Status.Conditions[i].Type == typ {
+			return &ro.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// Command is the plugin command line that runs verb on ro, for the hints
+// in messages: Command(ro, "status", "--watch") is
+// "kubectl sluice status web -n shop --watch".
+func Command(ro *rolloutsv1beta1.Rollout, verb string, extra ...string) string {
+	s := fmt.Sprintf("kubectl sluice %s %s -n %s", verb, ro.Name, ro.Namespace)
+	for _, e := range extra {
+		s += " " + e
+	}
+	return s
+}

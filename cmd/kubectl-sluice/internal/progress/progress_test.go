@@ -1,0 +1,87 @@
+package progress
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+func TestOf_readsWhicheverStatusHoldsTheRelease(t *testing.T) {
+	common := rolloutsv1beta1.CommonStatus{CurrentStepIndex: 2, CurrentStepState: rolloutsv1beta1.CanaryStepStatePaused, PodTemplateHash: "h2"}
+	tests := []struct {
+		name       string
+		status     rolloutsv1beta1.RolloutStatus
+		wantOK     bool
+		want       Progress
+		wantPodRev string
+	}{
+		{name: "no status", status: rolloutsv1beta1.RolloutStatus{}},
+		{
+			name:   "canary",
+			status: rolloutsv1beta1.RolloutStatus{CanaryStatus: &rolloutsv1beta1.CanaryStatus{CommonStatus: common, CanaryRevision: "r2", CanaryReplicas: 3, CanaryReadyReplicas: 2}},
+			wantOK: true, want: Progress{Common: common, Revision: "r2", Updated: 3, UpdatedReady: 2}, wantPodRev: "h2",
+		},
+		{
+			name:   "blue-green",
+			status: rolloutsv1beta1.RolloutStatus{BlueGreenStatus: &rolloutsv1beta1.BlueGreenStatus{CommonStatus: common, UpdatedRevision: "r3", UpdatedReplicas: 4, UpdatedReadyReplicas: 1}},
+			wantOK: true, want: Progress{Common: common, Revision: "r3", Updated: 4, UpdatedReady: 1, BlueGreen: true}, wantPodRev: "h2",
+		},
+		{
+			name:   "canary without pod template hash yet",
+			status: rolloutsv1beta1.RolloutStatus{CanaryStatus: &rolloutsv1beta1.CanaryStatus{CanaryRevision: "r2"}},
+			wantOK: true, want: Progress{Revision: "r2"}, wantPodRev: "r2",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Of(&rolloutsv1beta1.Rollout{Status: tt.status})
+			if ok != tt.wantOK || got != tt.want {
+				t.Fatalf("Of = %+v, %v; want %+v, %v", got, ok, tt.want, tt.wantOK)
+			}
+			if ok && got.NewPodRevision() != tt.wantPodRev {
+				t.Fatalf("NewPodRevision = %q, want %q", got.NewPodRevision(), tt.wantPodRev)
+			}
+		})
+	}
+}
+
+func TestInRelease(t *testing.T) {
+	tests := []struct {
+		name  string
+		phase rolloutsv1beta1.RolloutPhase
+		state rolloutsv1beta1.CanaryStepState
+		blue  bool
+		want  bool
+	}{
+		{name: "progressing canary", phase: rolloutsv1beta1.RolloutPhaseProgressing, state: rolloutsv1beta1.CanaryStepStatePaused, want: true},
+		{name: "progressing blue-green", phase: rolloutsv1beta1.RolloutPhaseProgressing, state: rolloutsv1beta1.CanaryStepStateUpgrade, blue: true, want: true},
+		{name: "finishing", phase: rolloutsv1beta1.RolloutPhaseProgressing, state: rolloutsv1beta1.CanaryStepStateCompleted},
+		{name: "healthy", phase: rolloutsv1beta1.RolloutPhaseHealthy, state: rolloutsv1beta1.CanaryStepStateCompleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ro := &rolloutsv1beta1.Rollout{Status: rolloutsv1beta1.RolloutStatus{Phase: tt.phase}}
+			c := rolloutsv1beta1.CommonStatus{CurrentStepState: tt.state}
+			if tt.blue {
+				ro.Status.BlueGreenStatus = &rolloutsv1beta1.BlueGreenStatus{CommonStatus: c}
+			} else {
+				ro.Status.CanaryStatus = &rolloutsv1beta1.CanaryStatus{CommonStatus: c}
+			}
+			if got := InRelease(ro); got != tt.want {
+				t.Fatalf("InRelease = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCommand(t *testing.T) {
+	ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	if got, want := Command(ro, "status", "--watch"), "kubectl sluice status web -n shop --watch"; got != want {
+		t.Fatalf("Command = %q, want %q", got, want)
+	}
+	if got, want := Command(ro, "approve"), "kubectl sluice approve web -n shop"; got != want {
+		t.Fatalf("Command = %q, want %q", got, want)
+	}
+}
