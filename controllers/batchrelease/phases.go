@@ -108,7 +108,13 @@ func replan(st *rolloutsv1beta1.BatchReleaseStatus, plan rolloutsv1beta1.Release
 	}
 	if plan.RolloutID != st.ObservedRolloutID {
 		st.ObservedRolloutID = plan.RolloutID
-		st.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatchState: rolloutsv1beta1.UpgradingBatchState}
+		// The pods that needed no update were counted when the workload
+		// was claimed for its revision, which may come before the new
+		// rollout ID: they still need none.
+		st.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{
+			CurrentBatchState:    rolloutsv1beta1.UpgradingBatchState,
+			NoNeedUpdateReplicas: st.CanaryStatus.NoNeedUpdateReplicas,
+		}
 	}
 	if ws.Replicas != st.ObservedWorkloadReplicas {
 		st.ObservedWorkloadReplicas = ws.Replicas

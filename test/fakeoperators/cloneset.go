@@ -3,6 +3,7 @@ package fakeoperators
 import (
 	"context"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,8 +22,9 @@ var CloneSetGVK = schema.GroupVersionKind{Group: "apps.kruise.io", Version: "v1a
 // named <name>-<random>, labelled controller-revision-hash=<name>-<hash>
 // and pod-template-hash=<hash>; spec.updateStrategy.partition (a number or
 // a percentage of replicas, rounded up) pods keep the old revision, the
-// others are recreated from the new template (all at once) unless
-// spec.updateStrategy.paused.
+// others are replaced by pods of the new template unless
+// spec.updateStrategy.paused, within maxSurge, maxUnavailable and
+// minReadySeconds as planCloneSet reads them.
 type cloneSet struct {
 	client    client.Client
 	reader    client.Reader
@@ -51,18 +53,17 @@ func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	replicas := int(intField(u, 1, "spec", "replicas"))
 	paused, _, _ := unstructured.NestedBool(u.Object, "spec", "updateStrategy", "paused")
-	kept := 0
-	if raw, found, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "updateStrategy", "partition"); found && raw != nil {
-		v := intstr.FromInt32(int32(intField(u, 0, "spec", "updateStrategy", "partition"))) //nolint:gosec // test double
-		if s, ok := raw.(string); ok {
-			v = intstr.FromString(s)
-		}
-		n, _ := intstr.GetScaledValueFromIntOrPercent(&v, replicas, true)
-		kept = min(max(n, 0), replicas)
+	kept := min(max(scaled(u, replicas, true, intstr.FromInt32(0), "partition"), 0), replicas)
+	// As OpenKruise: paused uses no surge, and maxUnavailable rounds up
+	// when there is no surge.
+	surge := 0
+	if !paused {
+		surge = max(scaled(u, replicas, true, intstr.FromInt32(0), "maxSurge"), 0)
 	}
+	unavailable := max(scaled(u, replicas, surge == 0, intstr.FromString("20%"), "maxUnavailable"), 0)
+	minReady := time.Duration(intField(u, 0, "spec", "minReadySeconds")) * time.Second
 	template, _, _ := unstructured.NestedMap(u.Object, "spec", "template")
-	hash := templateHash(template)
-	update := u.GetName() + "-" + hash
+	update := u.GetName() + "-" + templateHash(template)
 	r.revisions.put(update, template)
 	current, _, _ := unstructured.NestedString(u.Object, "status", "currentRevision")
 	if current == "" {
@@ -72,53 +73,36 @@ func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	var live, old []*corev1.Pod
+	now := time.Now()
+	in := cloneSetInput{replicas: replicas, expected: replicas - kept, surge: surge, unavailable: unavailable, paused: paused}
+	live := map[string]*corev1.Pod{}
+	var wake time.Duration
 	for i := range pods {
-		if p := &pods[i]; p.DeletionTimestamp == nil {
-			live = append(live, p)
-			if p.Labels[RevisionLabel] != update {
-				old = append(old, p)
-			}
-		}
-	}
-	sort.Slice(old, func(i, j int) bool { return old[i].Name < old[j].Name })
-	expected := replicas - kept
-	updated := len(live) - len(old)
-	remove := map[string]bool{}
-	for _, p := range old {
-		if paused || updated+len(remove) >= expected {
-			break
-		}
-		remove[p.Name] = true // recreated below from the new template
-	}
-	for _, p := range old {
-		if len(live)-len(remove) <= replicas {
-			break
-		}
-		remove[p.Name] = true // scale down, old revision first
-	}
-	for i := len(live) - 1; i >= 0 && len(live)-len(remove) > replicas; i-- {
-		remove[live[i].Name] = true
-	}
-	var keep []*corev1.Pod
-	for _, p := range live {
-		if !remove[p.Name] {
-			keep = append(keep, p)
+		p := &pods[i]
+		if p.DeletionTimestamp != nil {
 			continue
 		}
-		if err := client.IgnoreNotFound(r.client.Delete(ctx, p)); err != nil {
+		live[p.Name] = p
+		ok, after := availableAt(p, minReady, now)
+		if after > 0 && (wake == 0 || after < wake) {
+			wake = after
+		}
+		in.pods = append(in.pods, clonePod{name: p.Name, updated: p.Labels[RevisionLabel] == update, available: ok})
+	}
+	plan := planCloneSet(in)
+	for _, name := range plan.remove {
+		if err := client.IgnoreNotFound(r.client.Delete(ctx, live[name])); err != nil {
 			return reconcile.Result{}, err
 		}
+		delete(live, name)
 	}
-	updated = 0
-	for _, p := range keep {
-		if p.Labels[RevisionLabel] == update {
-			updated++
-		}
+	keep := make([]*corev1.Pod, 0, len(live)+plan.createUpdated+plan.createCurrent)
+	for _, p := range live {
+		keep = append(keep, p)
 	}
-	for n := len(keep); n < replicas; n++ {
+	for i := range plan.createUpdated + plan.createCurrent {
 		rev := update
-		if updated >= expected {
+		if i >= plan.createUpdated {
 			rev = current
 		}
 		pod, err := newPod(u, u.GetName()+"-"+rand.String(5), r.revisions.get(rev, template),
@@ -129,21 +113,71 @@ func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		if err := r.client.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
 			return reconcile.Result{}, err
 		}
-		if rev == update {
-			updated++
-		}
 		keep = append(keep, pod)
 	}
-	return reconcile.Result{}, patchStatus(ctx, r.client, u, cloneSetStatus(u, keep, replicas, expected, current, update))
+	status := cloneSetStatus(u, keep, replicas, replicas-kept, current, update, minReady, now)
+	if err := patchStatus(ctx, r.client, u, status); err != nil {
+		return reconcile.Result{}, err
+	}
+	// A pod ready for less than minReadySeconds becomes available later
+	// without any event: look again then (not for a minReadySeconds
+	// nobody waits out).
+	if wake > 0 && wake < time.Hour {
+		return reconcile.Result{RequeueAfter: wake}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+// availableAt reports whether p is available at now: Ready for at least
+// minReady. When it is Ready but not yet available, after is how long
+// until it is.
+func availableAt(p *corev1.Pod, minReady time.Duration, now time.Time) (ok bool, after time.Duration) {
+	for _, c := range p.Status.Conditions {
+		if c.Type != corev1.PodReady || c.Status != corev1.ConditionTrue {
+			continue
+		}
+		if minReady == 0 {
+			return true, 0
+		}
+		if c.LastTransitionTime.IsZero() {
+			return false, 0
+		}
+		at := c.LastTransitionTime.Add(minReady)
+		if !now.Before(at) {
+			return true, 0
+		}
+		return false, at.Sub(now)
+	}
+	return false, 0
+}
+
+// scaled resolves spec.updateStrategy.<field> (a number or a percentage,
+// def when unset) against replicas.
+func scaled(u *unstructured.Unstructured, replicas int, roundUp bool, def intstr.IntOrString, field string) int {
+	v := def
+	raw, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "updateStrategy", field)
+	switch x := raw.(type) {
+	case string:
+		v = intstr.FromString(x)
+	case int64, float64:
+		v = intstr.FromInt32(int32(intField(u, 0, "spec", "updateStrategy", field))) //nolint:gosec // test double
+	}
+	n, _ := intstr.GetScaledValueFromIntOrPercent(&v, replicas, roundUp)
+	return n
 }
 
 // cloneSetStatus is what a CloneSet reports for its live pods.
-func cloneSetStatus(u *unstructured.Unstructured, pods []*corev1.Pod, replicas, expected int, current, update string) map[string]any {
-	var ready, updated, updatedReady int64
+func cloneSetStatus(u *unstructured.Unstructured, pods []*corev1.Pod, replicas, expected int, current, update string,
+	minReady time.Duration, now time.Time) map[string]any {
+	var ready, available, updated, updatedReady int64
 	for _, p := range pods {
 		isReady := podReady(p)
+		isAvailable, _ := availableAt(p, minReady, now)
 		if isReady {
 			ready++
+		}
+		if isAvailable {
+			available++
 		}
 		if p.Labels[RevisionLabel] == update {
 			updated++
@@ -160,7 +194,7 @@ func cloneSetStatus(u *unstructured.Unstructured, pods []*corev1.Pod, replicas, 
 		"observedGeneration":      u.GetGeneration(),
 		"replicas":                int64(len(pods)),
 		"readyReplicas":           ready,
-		"availableReplicas":       ready,
+		"availableReplicas":       available,
 		"updatedReplicas":         updated,
 		"updatedReadyReplicas":    updatedReady,
 		"expectedUpdatedReplicas": int64(expected),

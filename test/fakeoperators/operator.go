@@ -6,10 +6,13 @@
 // Each double does what sluice relies on, the way the real controller
 // documents it: it creates pods from spec.template, labels them with their
 // revision, honours the update partition (and paused), and reports the
-// status fields the real controller reports. It does nothing else: no
-// volumes, no in-place updates, no surge, no unavailability budget, no
-// revision history objects (revisions are remembered in memory). It is not
-// a reference implementation of those kinds and is not used by sluice.
+// status fields the real controller reports. The CloneSet double also
+// honours maxSurge, maxUnavailable and minReadySeconds as OpenKruise
+// documents them (planCloneSet), which a blue-green release relies on. The
+// doubles do nothing else: no volumes, no in-place updates, no revision
+// history objects (revisions are remembered in memory), and the other
+// kinds have no surge and no unavailability budget. They are not reference
+// implementations of those kinds and are not used by sluice.
 package fakeoperators
 
 import (

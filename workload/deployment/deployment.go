@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/batch"
@@ -34,6 +35,11 @@ type Releaser struct {
 	reader    client.Reader
 	key       types.NamespacedName
 	blueGreen bool
+	// template is the pod-template-hash of the template Status saw;
+	// UpgradeBatch places nothing for another one: the batch it is given
+	// was computed for that release, and a new revision written in between
+	// (the webhook holds it again) must not be released with its size.
+	template string
 }
 
 // New returns a Releaser for the Deployment key that reads through reader
@@ -55,6 +61,7 @@ func (r *Releaser) Status(ctx context.Context) (*workload.Status, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.template = templateHash(&d.Spec.Template, nil)
 	return statusOf(d, sets), nil
 }
 
@@ -100,7 +107,7 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	}
 	patch := map[string]any{
 		"metadata": map[string]any{"annotations": annotations, "labels": labels},
-		"spec":     specPatch(planGate(gateInput{Unavailable: unavailable, BlueGreen: r.blueGreen}), d),
+		"spec":     specPatch(planGate(gateInput{Unavailable: unavailable, BlueGreen: r.blueGreen}), d, r.blueGreen),
 	}
 	return r.patch(ctx, d, patch)
 }
@@ -110,6 +117,10 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 	d, sets, err := r.read(ctx)
 	if err != nil {
 		return false, err
+	}
+	if r.template != "" && templateHash(&d.Spec.Template, nil) != r.template {
+		log.FromContext(ctx).Info("Pod template changed since the status was read; placing nothing until the next reconcile", "deployment", r.key)
+		return false, nil
 	}
 	surge, unavailable, err := r.bounds(d)
 	if err != nil {
@@ -136,7 +147,7 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		return in.NewReplicas >= desired, nil
 	}
 	g := planGate(in)
-	if spec := specPatch(g, d); len(spec) > 0 {
+	if spec := specPatch(g, d, r.blueGreen); len(spec) > 0 {
 		if err := r.patch(ctx, d, map[string]any{"spec": spec}); err != nil {
 			return false, err
 		}
@@ -233,7 +244,7 @@ func (r *Releaser) patch(ctx context.Context, d *appsv1.Deployment, patch any) e
 // specPatch is the spec part of a merge patch that puts d in gate g. Fields
 // already at their target are left out, so a settled Deployment gets an
 // empty patch.
-func specPatch(g gate, d *appsv1.Deployment) map[string]any {
+func specPatch(g gate, d *appsv1.Deployment, blueGreen bool) map[string]any {
 	spec := map[string]any{}
 	paused := g.Mode != modeMove
 	if d.Spec.Paused != paused {
@@ -244,7 +255,7 @@ func specPatch(g gate, d *appsv1.Deployment) map[string]any {
 		ru.MaxUnavailable == nil || ru.MaxUnavailable.String() != fmt.Sprint(g.MaxUnavailable) {
 		spec["strategy"] = map[string]any{"rollingUpdate": map[string]any{"maxSurge": g.MaxSurge, "maxUnavailable": g.MaxUnavailable}}
 	}
-	if g.Mode == modeHold {
+	if g.Mode == modeHold && !blueGreen {
 		if p, ok, _ := readRestorePatch(d); ok {
 			if d.Spec.MinReadySeconds != p.Spec.MinReadySeconds {
 				spec["minReadySeconds"] = p.Spec.MinReadySeconds

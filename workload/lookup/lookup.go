@@ -85,6 +85,8 @@ func Supported(ref rolloutsv1beta1.ObjectRef, style rolloutsv1beta1.RollingStyle
 		return true, ""
 	case style == rolloutsv1beta1.BlueGreenRollingStyle && gk == deploymentKind:
 		return true, ""
+	case style == rolloutsv1beta1.BlueGreenRollingStyle && gk == cloneSetKind && partition.Supported:
+		return true, ""
 	}
 	return false, fmt.Sprintf("%s style releases of %s are not supported yet by this version of sluice", style, gk)
 }
@@ -105,6 +107,8 @@ func New(c client.Client, reader client.Reader, t workload.Target) (workload.Rel
 		return deployment.New(c, reader, key), nil
 	case gk == daemonSetKind:
 		return daemonset.New(c, reader, key)
+	case gk == cloneSetKind && t.Style == rolloutsv1beta1.BlueGreenRollingStyle:
+		return partition.NewBlueGreen(c, reader, schema.FromAPIVersionAndKind(t.Ref.APIVersion, t.Ref.Kind), key)
 	}
 	return partition.New(c, reader, schema.FromAPIVersionAndKind(t.Ref.APIVersion, t.Ref.Kind), key)
 }

@@ -34,7 +34,9 @@ func HoldFor(gk schema.GroupKind) (workload.Hold, bool) {
 //     so the release starts over from its first batch;
 //   - while a release is in progress, the partition and sluice's marks keep
 //     their values, and a partition the user wrote goes into the restore
-//     patch, to apply when the release ends.
+//     patch, to apply when the release ends; so do maxSurge,
+//     maxUnavailable and minReadySeconds once a blue-green release holds
+//     them.
 //
 // It reports whether it changed updated, and why.
 func hold(p profile, old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
@@ -83,8 +85,8 @@ func hold(p profile, old, updated *unstructured.Unstructured, rollout string) (b
 	return true, "new release held for rollout " + rollout, nil
 }
 
-// keepHeld gives updated the partition and the marks of old, a workload a
-// release holds, keeping a partition the user changed in the restore
+// keepHeld gives updated the held fields and the marks of old, a workload
+// a release holds, keeping the values the user changed in the restore
 // patch.
 func keepHeld(old, updated object) error {
 	annotations := old.u.GetAnnotations()
@@ -94,6 +96,12 @@ func keepHeld(old, updated object) error {
 			return err
 		}
 		setAnnotation(updated.u, restoreAnnotation, merged)
+		patch := map[string]any{}
+		if err := json.Unmarshal([]byte(raw), &patch); err == nil && blueGreenClaimed(patch) {
+			if err := keepFields(old.u.Object, updated.u.Object, old.p.blueGreenPaths()); err != nil {
+				return fmt.Errorf("keeping the fields held for a blue-green release of %s: %w", updated.name(), err)
+			}
+		}
 	}
 	for _, k := range []string{rolloutsv1beta1.InProgressingAnnotation, rolloutsv1beta1.ControlInfoAnnotation} {
 		if v, ok := annotations[k]; ok {
@@ -111,6 +119,25 @@ func keepHeld(old, updated object) error {
 	if v, ok := old.partitionRaw(); ok {
 		if err := unstructured.SetNestedField(updated.u.Object, v, old.p.partition...); err != nil {
 			return fmt.Errorf("keeping the partition of %s: %w", updated.name(), err)
+		}
+	}
+	return nil
+}
+
+// keepFields gives updated the values old has at paths (removing those
+// old does not have).
+func keepFields(old, updated map[string]any, paths [][]string) error {
+	for _, path := range paths {
+		v, found, err := unstructured.NestedFieldCopy(old, path...)
+		if err != nil {
+			return err
+		}
+		if !found {
+			unstructured.RemoveNestedField(updated, path...)
+			continue
+		}
+		if err := unstructured.SetNestedField(updated, v, path...); err != nil {
+			return err
 		}
 	}
 	return nil

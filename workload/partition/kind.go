@@ -73,6 +73,14 @@ type profile struct {
 	// defaultMaxUnavailable its default.
 	maxUnavailable        []string
 	defaultMaxUnavailable intstr.IntOrString
+	// maxSurge and minReadySeconds are the paths of the kind's maxSurge
+	// and minReadySeconds, which a blue-green release holds (with
+	// maxUnavailable); nil for kinds released only through their
+	// partition.
+	maxSurge, minReadySeconds []string
+	// ordinals is true when the partition is an ordinal: pods at or above
+	// it run the update revision, those below keep theirs.
+	ordinals bool
 }
 
 // statefulSetLike is the profile of native and Advanced StatefulSets and of
@@ -91,6 +99,7 @@ func statefulSetLike(gk schema.GroupKind, custom bool) profile {
 		revisionLabel:         controllerRevisionHashLabel,
 		maxUnavailable:        []string{"spec", "updateStrategy", "rollingUpdate", "maxUnavailable"},
 		defaultMaxUnavailable: intstr.FromInt32(1),
+		ordinals:              true,
 	}
 	if gk == advancedStatefulSetKind {
 		p.updatedReady = []string{"status", "updatedReadyReplicas"}
@@ -117,6 +126,8 @@ func profileFor(gk schema.GroupKind) (profile, bool) {
 			shortRevision:         true,
 			maxUnavailable:        []string{"spec", "updateStrategy", "maxUnavailable"},
 			defaultMaxUnavailable: intstr.FromString("20%"),
+			maxSurge:              []string{"spec", "updateStrategy", "maxSurge"},
+			minReadySeconds:       []string{"spec", "minReadySeconds"},
 		}, true
 	case advancedDaemonSetKind:
 		return profile{

@@ -11,6 +11,7 @@
 // replicas minus the batch's pods; the end of the release puts back the
 // partition the user had, kept meanwhile in the sluice.dev/restore-patch
 // annotation as a merge patch that one kubectl command can apply.
+// CloneSets can also be released blue-green (NewBlueGreen, bluegreen.go).
 // docs/workloads.md describes each kind.
 package partition
 
@@ -21,15 +22,14 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
@@ -52,6 +52,11 @@ type Releaser struct {
 	gvk    schema.GroupVersionKind
 	key    types.NamespacedName
 	p      profile
+	// blueGreen releases the new pods beside all the old ones.
+	blueGreen bool
+	// template is the pod template Status saw; UpgradeBatch places nothing
+	// for another one (see templateChanged).
+	template string
 }
 
 // New returns the Releaser of the workload key of kind gvk, which reads
@@ -84,7 +89,28 @@ func (r *Releaser) Status(ctx context.Context) (*workload.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return statusOf(o, pods, why), nil
+	s := statusOf(o, pods, why)
+	if r.blueGreen {
+		blueGreenStatus(s, o)
+	}
+	r.template = templateOf(o)
+	return s, nil
+}
+
+// templateChanged reports whether o's pod template is not the one Status
+// saw. The batch to place was computed for the release Status described: a
+// new revision written in between (the webhook holds it again) must not be
+// released with that batch's size. The next reconcile starts from a fresh
+// Status instead.
+func (r *Releaser) templateChanged(o object) bool {
+	return r.template != "" && templateOf(o) != r.template
+}
+
+// templateOf is a fingerprint of o's pod template.
+func templateOf(o object) string {
+	t, _, _ := unstructured.NestedFieldNoCopy(o.u.Object, "spec", "template")
+	b, _ := json.Marshal(t)
+	return string(b)
 }
 
 // Claim implements workload.Releaser: it makes sure the workload is held
@@ -102,6 +128,9 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	if why == "" {
 		why = unsupported(o)
 	}
+	if why == "" && r.blueGreen {
+		why = unsupportedBlueGreen(o)
+	}
 	if why != "" {
 		return fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
 	}
@@ -114,13 +143,30 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 		// the hold value, which nobody wants back.
 		restore, err := newRestorePatch(r.p, o.u.Object)
 		if raw, ok := o.partitionRaw(); ok && fmt.Sprint(raw) == fmt.Sprint(r.p.hold) {
-			restore, err = newRestorePatch(r.p, map[string]any{})
+			restore, err = newRestorePatch(r.p, withValue(o.u.Object, r.p.partition, nil, false))
 		}
 		if err != nil {
 			return err
 		}
 		annotations[restoreAnnotation] = restore
 		spec = fragment(r.p, o.u.Object, r.p.hold, true)
+	}
+	if r.blueGreen {
+		// Record the fields a blue-green release holds and hold them, in
+		// the same write.
+		raw, ok := annotations[restoreAnnotation].(string)
+		if !ok {
+			raw, _ = restorePatchOf(o.u)
+		}
+		claimed, changed, err := claimBlueGreen(r.p, raw, o.u.Object)
+		if err != nil {
+			return err
+		}
+		if changed {
+			annotations[restoreAnnotation] = claimed
+			updated, _ := o.statusInt(r.p.updated)
+			mergeInto(spec, blueGreenSpec(r.p, o.u.Object, planBlueGreen(0, updated)))
+		}
 	}
 	info, err := json.Marshal(owner)
 	if err != nil {
@@ -164,11 +210,26 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		updated, _ := o.statusInt(r.p.updated)
 		return updated >= desired, nil
 	}
+	if r.templateChanged(o) {
+		log.FromContext(ctx).Info("Pod template changed since the status was read; placing nothing until the next reconcile", "workload", o.name())
+		return false, nil
+	}
+	if r.blueGreen {
+		return r.upgradeBlueGreen(ctx, o, desired)
+	}
 	kept, err := o.partitionCount(n)
 	if err != nil {
 		return false, err
 	}
 	target := max(n-desired, 0)
+	if kept > target && o.ordered() {
+		// Pods below the partition may already run the update revision
+		// (a rollback in batches): they count, and the partition stays
+		// above them.
+		if target, err = r.ordinalTarget(ctx, o, n, desired); err != nil {
+			return false, err
+		}
+	}
 	if kept <= target {
 		return o.fresh(), nil
 	}
@@ -241,23 +302,9 @@ func (r *Releaser) pods(ctx context.Context, o object) (podView, error) {
 	if r.p.updatedReady != nil && r.p.current != nil {
 		return podView{}, nil
 	}
-	sel, err := o.selector()
+	owned, err := r.ownedPods(ctx, o)
 	if err != nil {
 		return podView{}, err
-	}
-	selector, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return podView{}, fmt.Errorf("spec.selector of %s: %w", o.name(), err)
-	}
-	list := &corev1.PodList{}
-	if err := r.reader.List(ctx, list, client.InNamespace(r.key.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return podView{}, fmt.Errorf("listing pods of %s: %w", o.name(), err)
-	}
-	owned := list.Items[:0]
-	for _, p := range list.Items {
-		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == o.u.GetUID() {
-			owned = append(owned, p)
-		}
 	}
 	return viewPods(owned, r.p.revisionLabel, o.revision(r.p.update)), nil
 }

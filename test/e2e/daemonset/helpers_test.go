@@ -60,6 +60,12 @@ func newNamespace(t *testing.T) string {
 		return err == nil, fmt.Sprint(err)
 	})
 	dumpOnFailure(t, name)
+	t.Cleanup(func() {
+		// Kept after a failure, for debugging.
+		if !t.Failed() {
+			_ = suite.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
+	})
 	return name
 }
 
