@@ -13,6 +13,8 @@ CONTROLLER_GEN_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION := v2.15.0
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+HELM_VERSION := v3.22.0
+HELM := $(BIN)/helm-$(HELM_VERSION)
 
 # Packages of the main module (the wrapper modules under hack/ are separate).
 PKGS := ./...
@@ -25,14 +27,17 @@ help: ## Show the targets.
 ##@ Build and generate
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the API types.
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code and the API reference (docs/api-reference.md) from the API types.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	go run ./hack/apidocs docs/api-reference.md $$(go list -f '{{.Dir}}' ./api/... | sed "s|^$(CURDIR)/||" | sort -r)
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook manifests under config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=sluice paths=./controllers/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=sluice paths="{./controllers/...,./web/...}" output:rbac:artifacts:config=config/rbac
 	go run ./hack/webhookgen config/webhook/manifests.yaml
+	rm -f charts/sluice/crds/*.yaml && cp config/crd/bases/*.yaml charts/sluice/crds/
+	cp config/rbac/role.yaml charts/sluice/files/role.yaml
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -58,8 +63,12 @@ build: ## Build the sluice manager and tools into ./bin.
 controlplane: ## Build the local control plane (first run: several minutes).
 	hack/controlplane/build.sh >/dev/null
 
+.PHONY: chromium
+chromium: ## Install Chromium for the web view's browser tests (apt-get; nothing when on PATH).
+	hack/chromium.sh
+
 .PHONY: test
-test: controlplane ## Run every test, the integration tests on a local control plane.
+test: controlplane chromium $(HELM) ## Run every test, the integration tests on a local control plane.
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 .PHONY: bench
@@ -100,6 +109,14 @@ $(CONTROLLER_GEN):
 	mkdir -p $(BIN)
 	GOBIN=$(BIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(BIN)/controller-gen $@
+
+.PHONY: helm
+helm: $(HELM) ## Build helm into ./bin (the chart's tests use it).
+
+$(HELM):
+	mkdir -p $(BIN)
+	GOBIN=$(BIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/helm $@
 
 $(GOLANGCI_LINT):
 	mkdir -p $(BIN)

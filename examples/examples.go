@@ -1,7 +1,9 @@
 // Package examples holds sluice's runnable example manifests, one folder per
 // example, and reads them into typed objects. Every YAML file under
-// examples/ is parsed strictly by this package's tests; the demo (test/demo)
-// applies the multi-batch-deployment example.
+// examples/ is parsed strictly by this package's tests; test/examples
+// applies and releases every example on the local control plane, as its
+// README says; the demo (test/demo) applies the multi-batch-deployment
+// example.
 package examples
 
 import (

@@ -10,8 +10,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
@@ -19,11 +23,44 @@ import (
 	"github.com/sluice-dev/sluice/release/support"
 )
 
+// scheme knows sluice's kinds, the built-in ones, CRDs, the Gateway API,
+// and the custom kinds the examples define in their crd.yaml (decoded as
+// unstructured: the API server checks them against the CRD's schema when
+// test/examples applies them).
 func scheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
 	s, err := app.Scheme()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, add := range []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme, gatewayv1.Install} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crds, err := filepath.Glob("*/crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range crds {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Decode(data, s)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, o := range objs {
+			crd, ok := o.(*apiextensionsv1.CustomResourceDefinition)
+			if !ok {
+				t.Fatalf("%s: %T, want only CustomResourceDefinitions", f, o)
+			}
+			for _, v := range crd.Spec.Versions {
+				gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
+				s.AddKnownTypeWithName(gvk, &unstructured.Unstructured{})
+			}
+		}
 	}
 	return s
 }
@@ -63,7 +100,10 @@ func TestExamples_everyYAMLFileDecodesStrictly(t *testing.T) {
 				if o.GetName() == "" {
 					t.Errorf("%T without a name", o)
 				}
-				if _, isNamespace := o.(*corev1.Namespace); !isNamespace && o.GetNamespace() == "" {
+				if clusterScoped(o) {
+					continue
+				}
+				if o.GetNamespace() == "" {
 					t.Errorf("%T %s without a namespace", o, o.GetName())
 				}
 			}
@@ -195,4 +235,13 @@ func TestMultiBatchDeployment_isWhatTheREADMEDescribes(t *testing.T) {
 	if blocking, ignored := support.Analyze(ro); len(blocking)+len(ignored) > 0 {
 		t.Errorf("the example uses what sluice does not act on: blocking %v, ignored %v", blocking, ignored)
 	}
+}
+
+// clusterScoped reports whether o is of a cluster-scoped kind.
+func clusterScoped(o client.Object) bool {
+	switch o.(type) {
+	case *corev1.Namespace, *apiextensionsv1.CustomResourceDefinition:
+		return true
+	}
+	return false
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/observability/metrics"
 	"github.com/sluice-dev/sluice/release/canary"
 	"github.com/sluice-dev/sluice/workload"
 )
@@ -45,6 +46,8 @@ type Reconciler struct {
 	Workers int
 	// Workloads returns the adapter for a workload reference.
 	Workloads workload.Factory
+	// Metrics records each status transition (nil records nothing).
+	Metrics *metrics.RolloutObserver
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -79,6 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	toCanaryView(ro)
+	r.observeTraffic(ctx, s)
 	status, actions := canary.Next(ro, s.obs)
 	fromCanaryView(ro, &status)
 	ro.Status = status
@@ -86,6 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.patchStatus(ctx, s); err != nil {
 		return reconcile.Result{}, errors.Join(actErr, err)
 	}
+	r.Metrics.Observe(ctx, s.base, ro, actions)
 	if actErr != nil {
 		return reconcile.Result{}, actErr
 	}

@@ -93,6 +93,9 @@ func (m *machine) ownsWorkload() bool {
 func (m *machine) terminate() {
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseTerminating
 	m.setCondition(rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionTrue, rolloutsv1beta1.TerminatingReasonInTerminating, "Restoring the workload")
+	if m.engaged() && !m.finishTraffic(cancelStages()) {
+		return
+	}
 	if m.obs.KeepHeldOnDeletion {
 		if br := m.obs.BatchRelease; br != nil {
 			if !br.Deleting {
@@ -112,6 +115,10 @@ func (m *machine) terminate() {
 
 // disable finishes any release and leaves the Rollout Disabled.
 func (m *machine) disable(why string) {
+	if m.engaged() && !m.finishTraffic(cancelStages()) {
+		m.st.Phase = rolloutsv1beta1.RolloutPhaseDisabling
+		return
+	}
 	if m.releaseWorkload(rolloutsv1beta1.ImmediateFinalizingPolicy) {
 		if m.st.Phase != rolloutsv1beta1.RolloutPhaseDisabled {
 			m.event(corev1.EventTypeNormal, "Disabled", "%s; the workload is released by its own controller", why)
@@ -153,6 +160,10 @@ func (m *machine) releaseWorkload(policy rolloutsv1beta1.FinalizingPolicyType) b
 
 // workloadGone resets a Rollout whose workload does not exist.
 func (m *machine) workloadGone() {
+	if m.engaged() && !m.finishTraffic(cancelStages()) {
+		m.st.Message = "Workload Not Found; restoring traffic: " + m.routingProgress()
+		return
+	}
 	if m.obs.BatchRelease != nil {
 		m.act.BatchRelease = DeleteBatchRelease
 	}
@@ -220,4 +231,11 @@ func (m *machine) idle() {
 			CanaryReadyReplicas: w.UpdatedReadyReplicas,
 		}
 	}
+}
+
+// cancelStages are the finishing steps on traffic of a release that is
+// disabled, deleted, or whose workload is gone.
+func cancelStages() []rolloutsv1beta1.FinalisingStepType {
+	pre, _ := sequence(finishCancel, false)
+	return pre
 }

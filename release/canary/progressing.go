@@ -2,6 +2,7 @@ package canary
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,16 +101,35 @@ func (m *machine) initialize() {
 // (Immediate) and completes the release.
 func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bool) {
 	cs := m.canary()
-	cs.FinalisingStep = rolloutsv1beta1.FinalisingStepResumeWorkload
-	if m.obs.BatchRelease != nil && m.obs.BatchRelease.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
-		cs.FinalisingStep = rolloutsv1beta1.FinalisingStepReleaseWorkloadControl
+	kind := finishRollback
+	if success {
+		kind = finishSuccess
 	}
-	if !m.releaseWorkload(policy) {
-		m.st.Message = "Handing the workload back to its controller"
-		return
+	pre, post := sequence(kind, m.ro.Spec.Strategy.BlueGreen != nil)
+	if !slices.Contains(post, cs.FinalisingStep) || !m.routing() {
+		if !m.finishTraffic(pre) {
+			return
+		}
+		cs.FinalisingStep = rolloutsv1beta1.FinalisingStepResumeWorkload
+		if m.obs.BatchRelease != nil && m.obs.BatchRelease.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
+			cs.FinalisingStep = rolloutsv1beta1.FinalisingStepReleaseWorkloadControl
+		}
+		if !m.releaseWorkload(policy) {
+			m.st.Message = "Handing the workload back to its controller"
+			return
+		}
+		if success && !m.obs.Workload.UpToDate {
+			m.st.Message = "Waiting for the workload to finish its rollout"
+			return
+		}
+		if !success && m.routing() && !m.obs.Workload.UpToDate {
+			// The new revision's pods still run: the stable Service keeps
+			// selecting only the stable ones until they are gone.
+			m.st.Message = "Rolled back; waiting for the workload to run only the stable revision before restoring the stable Service"
+			return
+		}
 	}
-	if success && !m.obs.Workload.UpToDate {
-		m.st.Message = "Waiting for the workload to finish its rollout"
+	if !m.finishTraffic(post) {
 		return
 	}
 	cs.FinalisingStep = rolloutsv1beta1.FinalisingStepEnd
@@ -167,8 +187,12 @@ func (m *machine) replan() {
 
 // rollbackInBatch reports whether the Rollout asks for rollbacks to go
 // through the steps (rollouts.kruise.io/rollback-in-batch: "true").
+// As in OpenKruise, a Rollout that routes traffic always rolls back at
+// once, and so does a blue-green one: every old pod still runs, so there
+// is nothing to release in steps, only new pods to remove.
 func rollbackInBatch(ro *rolloutsv1beta1.Rollout) bool {
-	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true"
+	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" && len(routingsOf(ro)) == 0 &&
+		ro.Spec.Strategy.BlueGreen == nil
 }
 
 // enterStep makes idx the current step, about to upgrade.

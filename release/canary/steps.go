@@ -48,6 +48,10 @@ func (m *machine) runStep() {
 		m.setState(rolloutsv1beta1.CanaryStepStateTrafficRouting)
 	case rolloutsv1beta1.CanaryStepStateTrafficRouting:
 		m.ensurePartition(idx - 1)
+		if !m.routed() {
+			m.st.Message = fmt.Sprintf("%s: routing traffic: %s", label, m.routingProgress())
+			return
+		}
 		m.setState(rolloutsv1beta1.CanaryStepStateMetricsAnalysis)
 	case rolloutsv1beta1.CanaryStepStateMetricsAnalysis:
 		m.ensurePartition(idx - 1)
@@ -74,6 +78,10 @@ func (m *machine) runStep() {
 	case rolloutsv1beta1.CanaryStepStateCompleted:
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "All steps done")
 	default: // BeforeStepUpgrade, StepInit, or unset
+		if !m.routed() {
+			m.st.Message = fmt.Sprintf("%s: preparing traffic before upgrading: %s", label, m.routingProgress())
+			return
+		}
 		m.setState(rolloutsv1beta1.CanaryStepStateUpgrade)
 		m.st.Message = label + ": upgrading"
 	}
@@ -204,6 +212,11 @@ func (m *machine) observeWorkload() {
 			cs.StableRevision = br.StableRevision
 		} else {
 			cs.StableRevision = w.StableRevision
+		}
+		if cs.StableRevision == "" && m.obs.Traffic != nil {
+			// The stable Service is narrowed before the workload records
+			// its stable revision: take the one its pods run.
+			cs.StableRevision = m.obs.Traffic.StableRevision
 		}
 	}
 }

@@ -42,6 +42,9 @@ type Observation struct {
 	// the status subresource (kubectl-kruise rollout approve), from the
 	// field manager that owns it; empty when unknown.
 	StatusApprover string
+	// Traffic is what the controller saw of the Rollout's Services and
+	// routes; nil when it has none to drive.
+	Traffic *TrafficObservation
 }
 
 // BatchReleaseView is the part of a BatchRelease the machine reads.

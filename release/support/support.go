@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/traffic/providers"
 	"github.com/sluice-dev/sluice/workload/lookup"
 )
 
@@ -54,21 +55,22 @@ func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
 	default:
 		return append(blocking, "spec.strategy: set canary or blueGreen"), ignored
 	}
-	if len(routings) > 0 {
-		ignored = append(ignored, prefix+".trafficRoutings")
-	}
 	if ref != "" {
-		ignored = append(ignored, prefix+".trafficRoutingRef")
+		ignored = append(ignored, prefix+".trafficRoutingRef (the TrafficRouting kind is not supported yet)")
+	}
+	for i, r := range routings {
+		ignored = append(ignored, providers.Unsupported(fmt.Sprintf("%s.trafficRoutings[%d]", prefix, i), r)...)
 	}
 	for i, st := range s.Steps() {
-		if st.Traffic != nil {
-			ignored = append(ignored, fmt.Sprintf("%s.steps[%d].traffic", prefix, i))
-		}
-		if len(st.Matches) > 0 {
-			ignored = append(ignored, fmt.Sprintf("%s.steps[%d].matches", prefix, i))
-		}
-		if st.RequestHeaderModifier != nil {
-			ignored = append(ignored, fmt.Sprintf("%s.steps[%d].requestHeaderModifier", prefix, i))
+		for j, r := range routings {
+			at := fmt.Sprintf("%s.trafficRoutings[%d]", prefix, j)
+			if err := providers.Check(r, st.TrafficRoutingStrategy); err != nil {
+				// Never release with a match dropped.
+				blocking = append(blocking, fmt.Sprintf("%s.steps[%d] cannot be expressed by %s: %v", prefix, i, at, err))
+			}
+			for _, why := range providers.Ignores(r, st.TrafficRoutingStrategy) {
+				ignored = append(ignored, fmt.Sprintf("%s.steps[%d] through %s: %s", prefix, i, at, why))
+			}
 		}
 	}
 	return blocking, ignored

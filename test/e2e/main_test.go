@@ -23,6 +23,8 @@ var suite struct {
 	c       client.Client
 	kube    kubernetes.Interface
 	manager *env.Manager
+	// metricsURL is where the running manager serves its metrics.
+	metricsURL string
 }
 
 func TestMain(m *testing.M) {
@@ -48,10 +50,14 @@ func TestMain(m *testing.M) {
 
 // startManager runs sluice for the scenarios.
 func startManager(ctx context.Context) error {
-	m, err := env.StartManager(ctx, suite.cfg, env.ManagerOptions{Name: "sluice-e2e", Logger: testLogger()})
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	m, err := env.StartManager(ctx, suite.cfg, env.ManagerOptions{Name: "sluice-e2e", Logger: testLogger(), MetricsAddr: addr})
 	if err != nil {
 		return fmt.Errorf("starting sluice: %w", err)
 	}
-	suite.manager = m
+	suite.manager, suite.metricsURL = m, "http://"+addr+"/metrics"
 	return nil
 }

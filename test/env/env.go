@@ -30,6 +30,9 @@ type ManagerOptions struct {
 	Logger logr.Logger
 	// WrapTransport wraps the manager's API transport.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// MetricsAddr is where the manager serves its metrics; empty disables
+	// them.
+	MetricsAddr string
 }
 
 // Manager is a sluice manager running in-process.
@@ -47,12 +50,15 @@ func StartManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (*Man
 	if o.Logger.GetSink() == nil {
 		o.Logger = logr.Discard()
 	}
+	if o.MetricsAddr == "" {
+		o.MetricsAddr = "0"
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ready := make(chan struct{})
 	m := &Manager{cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		m.done <- app.Run(runCtx, cfg, app.Options{
-			MetricsAddr:       "0",
+			MetricsAddr:       o.MetricsAddr,
 			ProbeAddr:         "0",
 			Local:             true,
 			WebhookConfigName: o.Name,

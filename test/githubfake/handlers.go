@@ -221,7 +221,9 @@ func (s *Server) pullJSON(r *repository, pr *pullRequest) map[string]any {
 	for i, l := range pr.labels {
 		labels = append(labels, map[string]any{
 			"id": int64(i + 1), "node_id": "LA_" + l, "url": s.apiURL("repos/%s/%s/labels/%s", r.owner, r.name, l),
-			"name": l, "description": nil, "color": "ededed", "default": false,
+			// A string, not null: pull-request-simple (the list of a commit's
+			// pull requests) does not allow null, pull-request does.
+			"name": l, "description": "", "color": "ededed", "default": false,
 		})
 	}
 	ref := func(branch, sha string) map[string]any {

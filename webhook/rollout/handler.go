@@ -6,6 +6,7 @@ package rollout
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/approval"
 )
 
 // Paths where the Rollout webhooks are served.
@@ -87,6 +89,11 @@ type Mutator struct {
 	Decoder admission.Decoder
 	// Clock stamps approvals.
 	Clock clock.PassiveClock
+	// Delegates are users trusted to write approvals on behalf of others
+	// (sluice's own identity, for approvals from pull-request labels and
+	// commits): when one of them writes an approval whose JSON value names
+	// "by", the context records that name instead of the writer's.
+	Delegates []string
 }
 
 var _ admission.Handler = (*Mutator)(nil)
@@ -106,8 +113,21 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
-	if !stampApproval(old, ro, req.UserInfo.Username, m.Clock.Now()) {
+	if !stampApproval(old, ro, m.approver(req.UserInfo.Username, ro), m.Clock.Now()) {
 		return admission.Allowed("")
 	}
 	return patchResponse(req, ro)
+}
+
+// approver is who an approval written by user is recorded as: user, or the
+// "by" the approval names when user is a delegate.
+func (m *Mutator) approver(user string, ro *rolloutsv1beta1.Rollout) string {
+	if !slices.Contains(m.Delegates, user) {
+		return user
+	}
+	a, err := approval.Parse(ro.Annotations[rolloutsv1beta1.ApproveAnnotation])
+	if err != nil || a.By == "" {
+		return user
+	}
+	return a.By
 }

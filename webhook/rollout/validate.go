@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/traffic"
+	"github.com/sluice-dev/sluice/traffic/providers"
 	"github.com/sluice-dev/sluice/workload/lookup"
 )
 
@@ -33,6 +36,7 @@ func validate(ro, old *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout
 	case s.Canary != nil:
 		errs = append(errs, validateSteps(s.Canary.Steps, strategy.Child("canary", "steps"), replicas, false)...)
 		errs = append(errs, validateRoutings(s.Canary.TrafficRoutings, strategy.Child("canary", "trafficRoutings"))...)
+		errs = append(errs, validateTraffic(s.Canary.TrafficRoutings, s.Canary.Steps, strategy.Child("canary"))...)
 	default:
 		if ro.Spec.WorkloadRef.Kind != "Deployment" && ro.Spec.WorkloadRef.Kind != "CloneSet" {
 			errs = append(errs, field.Invalid(spec.Child("workloadRef", "kind"), ro.Spec.WorkloadRef.Kind,
@@ -40,6 +44,7 @@ func validate(ro, old *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout
 		}
 		errs = append(errs, validateSteps(s.BlueGreen.Steps, strategy.Child("blueGreen", "steps"), replicas, true)...)
 		errs = append(errs, validateRoutings(s.BlueGreen.TrafficRoutings, strategy.Child("blueGreen", "trafficRoutings"))...)
+		errs = append(errs, validateTraffic(s.BlueGreen.TrafficRoutings, s.BlueGreen.Steps, strategy.Child("blueGreen"))...)
 	}
 	if v, ok := ro.Annotations[rolloutsv1beta1.ApproveAnnotation]; ok {
 		if _, err := approval.Parse(v); err != nil {
@@ -188,6 +193,58 @@ func validateRoutings(routes []rolloutsv1beta1.TrafficRoutingRef, path *field.Pa
 	return errs
 }
 
+// maxServiceName is the longest name a Service may have (a DNS label).
+const maxServiceName = 63
+
+// validateTraffic checks that the routes of every trafficRoutings entry
+// can express every step's traffic (a match they cannot express would
+// otherwise be dropped), and that no two entries share a route: each
+// entry's changes to a route would undo the other's.
+func validateTraffic(routes []rolloutsv1beta1.TrafficRoutingRef, steps []rolloutsv1beta1.CanaryStep, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	ingresses, httpRoutes := map[string]int{}, map[string]int{}
+	for i, r := range routes {
+		p := path.Child("trafficRoutings").Index(i)
+		if n := len(traffic.CanaryServiceName(r.Service)); r.Service != "" && n > maxServiceName {
+			errs = append(errs, field.Invalid(p.Child("service"), r.Service,
+				fmt.Sprintf("the canary Service %s would be %d characters long, more than the %d a Service name may have", traffic.CanaryServiceName(r.Service), n, maxServiceName)))
+		}
+		if r.Ingress != nil && r.Ingress.Name != "" {
+			if j, ok := ingresses[r.Ingress.Name]; ok {
+				errs = append(errs, field.Duplicate(p.Child("ingress", "name"), fmt.Sprintf("%s (also in trafficRoutings[%d])", r.Ingress.Name, j)))
+			}
+			ingresses[r.Ingress.Name] = i
+		}
+		if g := r.Gateway; g != nil && g.HTTPRouteName != nil && *g.HTTPRouteName != "" {
+			if j, ok := httpRoutes[*g.HTTPRouteName]; ok {
+				errs = append(errs, field.Duplicate(p.Child("gateway", "httpRouteName"), fmt.Sprintf("%s (also in trafficRoutings[%d])", *g.HTTPRouteName, j)))
+			}
+			httpRoutes[*g.HTTPRouteName] = i
+		}
+		for j, st := range steps {
+			err := providers.Check(r, st.TrafficRoutingStrategy)
+			if err == nil {
+				continue
+			}
+			sp := path.Child("steps").Index(j)
+			if len(st.Matches) > 0 {
+				sp = sp.Child("matches")
+			}
+			errs = append(errs, field.Invalid(sp, describeTraffic(st), fmt.Sprintf("cannot be expressed by trafficRoutings[%d]: %v", i, err)))
+		}
+	}
+	return errs
+}
+
+// describeTraffic summarises a step's traffic for an error message.
+func describeTraffic(st rolloutsv1beta1.CanaryStep) string {
+	out := fmt.Sprintf("%d match(es)", len(st.Matches))
+	if st.Traffic != nil {
+		out += " and traffic " + *st.Traffic
+	}
+	return out
+}
+
 // validateConflicts rejects a second enabled Rollout for the same workload.
 func validateConflicts(ro *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout, path *field.Path) field.ErrorList {
 	gk, err := lookup.GroupKind(ro.Spec.WorkloadRef)
@@ -220,6 +277,10 @@ func validateUpdate(ro, old *rolloutsv1beta1.Rollout, spec *field.Path) field.Er
 	if (ro.Spec.Strategy.Canary == nil) != (old.Spec.Strategy.Canary == nil) {
 		errs = append(errs, field.Forbidden(spec.Child("strategy"), "cannot switch between canary and blueGreen while a release is in progress"))
 	}
+	if !apiequality.Semantic.DeepEqual(routingsOf(ro), routingsOf(old)) {
+		errs = append(errs, field.Forbidden(spec.Child("strategy").Child(strategyName(ro), "trafficRoutings"),
+			"cannot change while a release is in progress: the routes changed so far would not be given back; disable the Rollout first"))
+	}
 	if c, oc := ro.Spec.Strategy.Canary, old.Spec.Strategy.Canary; c != nil && oc != nil {
 		if len(c.Steps) < len(oc.Steps) {
 			errs = append(errs, field.Forbidden(spec.Child("strategy", "canary", "steps"),
@@ -230,4 +291,21 @@ func validateUpdate(ro, old *rolloutsv1beta1.Rollout, spec *field.Path) field.Er
 		}
 	}
 	return errs
+}
+
+func routingsOf(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRoutingRef {
+	switch s := ro.Spec.Strategy; {
+	case s.Canary != nil:
+		return s.Canary.TrafficRoutings
+	case s.BlueGreen != nil:
+		return s.BlueGreen.TrafficRoutings
+	}
+	return nil
+}
+
+func strategyName(ro *rolloutsv1beta1.Rollout) string {
+	if ro.Spec.Strategy.BlueGreen != nil {
+		return "blueGreen"
+	}
+	return "canary"
 }

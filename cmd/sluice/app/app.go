@@ -21,15 +21,20 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/batchrelease"
+	gitopscontroller "github.com/sluice-dev/sluice/controllers/gitops"
 	"github.com/sluice-dev/sluice/controllers/rollout"
 	"github.com/sluice-dev/sluice/controllers/webhookrules"
+	"github.com/sluice-dev/sluice/observability/metrics"
+	"github.com/sluice-dev/sluice/traffic/lua"
 	"github.com/sluice-dev/sluice/webhook/conversion"
 	rolloutwebhook "github.com/sluice-dev/sluice/webhook/rollout"
 	workloadwebhook "github.com/sluice-dev/sluice/webhook/workload"
@@ -61,8 +66,14 @@ type Options struct {
 	// CertDir holds tls.crt and tls.key (in a cluster, the mounted secret).
 	CertDir string
 	// WebhookConfigName names the webhook configurations registered in
-	// local mode.
+	// local mode, or installed by the Helm chart.
 	WebhookConfigName string
+	// WebhookService ("namespace/name") or WebhookURL (a base URL) say,
+	// outside local mode, how the API server reaches the webhooks of an
+	// installed manager: the manager then points the Rollout CRD's
+	// conversion there (CA from CertDir/ca.crt) and keeps the workload
+	// webhook's rules in WebhookConfigName in line with custom kinds.
+	WebhookService, WebhookURL string
 	// WorkloadFailurePolicy is the failure policy of the workload webhook
 	// registered in local mode: Ignore or Fail.
 	WorkloadFailurePolicy string
@@ -88,6 +99,20 @@ type Options struct {
 	OnReady func()
 	// Logger is the root logger.
 	Logger logr.Logger
+	// Web configures the rollout web view (off unless Web.Addr is set).
+	Web WebOptions
+	// GitAllowInsecureHTTP lets GitGates read Git repositories over plain
+	// HTTP (tests only: anyone on the way could forge approvals).
+	GitAllowInsecureHTTP bool
+	// GitHubWebhookAddr serves the GitHub webhook endpoint (path
+	// /hook/github) for GitGates; empty or "0" disables it (GitGates then
+	// only poll).
+	GitHubWebhookAddr string
+	// Namespace is the manager's own namespace, where it reads the Lua
+	// scripts of custom traffic routes (ConfigMap
+	// kruise-rollout-configuration); default: $POD_NAMESPACE, else
+	// sluice-system.
+	Namespace string
 }
 
 // Scheme returns the scheme with every kind sluice reads or writes.
@@ -100,6 +125,9 @@ func Scheme() (*runtime.Scheme, error) {
 		return nil, err
 	}
 	if err := rolloutsv1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := gitopsv1alpha1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -161,21 +189,43 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 			return fmt.Errorf("setting up the webhook rules controller: %w", err)
 		}
 	}
+	if err := setupInstalled(mgr, o); err != nil {
+		return err
+	}
+	if err := addWebView(mgr, o); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	return mgr.Start(lua.WithNamespace(ctx, namespaceOf(o)))
+}
+
+// namespaceOf is the manager's namespace o names, else $POD_NAMESPACE,
+// else lua.DefaultNamespace.
+func namespaceOf(o Options) string {
+	for _, ns := range []string{o.Namespace, os.Getenv("POD_NAMESPACE")} {
+		if ns != "" {
+			return ns
+		}
+	}
+	return lua.DefaultNamespace
 }
 
 // setup registers the controllers and webhooks with mgr.
 func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	recorder := mgr.GetEventRecorder("sluice")
 	clk := clock.RealClock{}
+	m, err := metrics.New(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
 	if err := (&rollout.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Metrics: m.Rollouts(recorder, clk),
 		Workers: orDefault(o.RolloutWorkers, 3), ProgressDeadline: o.ProgressDeadline, KeepHeldOnDeletion: o.KeepHeldOnDeletion,
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
@@ -192,8 +242,20 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		Client: mgr.GetClient(), Holds: lookup.HoldFor}})
 	srv.Register(rolloutwebhook.ValidatePath, &webhook.Admission{Handler: &rolloutwebhook.Validator{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Decoder: decoder}})
+	self, err := selfUser(ctx, mgr.GetConfig())
+	if err != nil {
+		return err
+	}
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
-		Decoder: decoder, Clock: clk}})
+		Decoder: decoder, Clock: clk, Delegates: []string{self}}})
+	gates := &gitopscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+		Clock: clk, AllowInsecureHTTP: o.GitAllowInsecureHTTP}
+	if err := gates.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the gitgate controller: %w", err)
+	}
+	if err := serveGitHubWebhook(mgr, o.GitHubWebhookAddr, gates); err != nil {
+		return err
+	}
 	return conversion.Setup(mgr)
 }
 

@@ -35,6 +35,25 @@ const probeName = "sluice-conversion-probe"
 // The conversion stays when the manager stops: v1alpha1 requests then fail
 // until a manager is back, instead of being stored unconverted.
 func enableConversion(ctx context.Context, c client.Client, conv *apiextensionsv1.CustomResourceConversion) error {
+	if err := patchConversion(ctx, c, conv); err != nil {
+		return err
+	}
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := probeConversion(ctx, c)
+		if err != nil && ctx.Err() == nil {
+			last = err
+		}
+		return err == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the API server does not convert Rollouts through the webhook: %w (last: %v)", err, last)
+	}
+	return nil
+}
+
+// patchConversion sets the Rollout CRD's spec.conversion to conv.
+func patchConversion(ctx context.Context, c client.Client, conv *apiextensionsv1.CustomResourceConversion) error {
 	b, err := json.Marshal(conv)
 	if err != nil {
 		return err
@@ -60,17 +79,6 @@ func enableConversion(ctx context.Context, c client.Client, conv *apiextensionsv
 	crd.SetName(registration.RolloutCRD)
 	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(conversionFieldManager)); err != nil {
 		return fmt.Errorf("setting the conversion of CRD %s: %w", registration.RolloutCRD, err)
-	}
-	var last error
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := probeConversion(ctx, c)
-		if err != nil && ctx.Err() == nil {
-			last = err
-		}
-		return err == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("the API server does not convert Rollouts through the webhook: %w (last: %v)", err, last)
 	}
 	return nil
 }

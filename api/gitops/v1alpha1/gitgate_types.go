@@ -1,0 +1,371 @@
+package v1alpha1
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GitGate binds the Rollouts its selector picks to the Git branch their
+// manifests are applied from and to the GitHub repository that hosts it: a
+// label on the pull request that brought the revision being released, or a
+// commit on the branch with a sluice trailer, approves a step, promotes the
+// release fully or rolls it back; a commit that reverts the revision rolls it
+// back; and a commit status on that revision reports each Rollout's progress.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=gg
+// +kubebuilder:printcolumn:name="REPOSITORY",type="string",JSONPath=".spec.github.repository",description="The GitHub repository, owner/name."
+// +kubebuilder:printcolumn:name="BRANCH",type="string",JSONPath=".spec.git.branch",description="The branch watched."
+// +kubebuilder:printcolumn:name="HEAD",type="string",JSONPath=".status.head",description="The branch head last read.",priority=1
+// +kubebuilder:printcolumn:name="ROLLOUTS",type="integer",JSONPath=".status.boundRollouts",description="How many Rollouts are bound."
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status",description="Whether the last reconciliation succeeded."
+// +kubebuilder:printcolumn:name="STATUS",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].message",description="What the last reconciliation found."
+// +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=".metadata.creationTimestamp"
+type GitGate struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec says what the gate binds and how it decides.
+	// +required
+	Spec GitGateSpec `json:"spec"`
+	// Status reports what the gate last saw and did.
+	// +optional
+	Status GitGateStatus `json:"status,omitempty"`
+}
+
+// GitGateList is a list of GitGates.
+//
+// +kubebuilder:object:root=true
+type GitGateList struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the GitGates.
+	Items []GitGate `json:"items"`
+}
+
+// GitGateSpec binds Rollouts to a Git branch and a GitHub repository.
+type GitGateSpec struct {
+	// Git is the repository and branch the Rollouts' manifests are applied
+	// from.
+	// +required
+	Git GitSource `json:"git"`
+	// GitHub is the repository on GitHub (or GitHub Enterprise) that hosts
+	// the branch: its pull requests carry the approval labels, its commits
+	// the statuses.
+	// +required
+	GitHub GitHubRepository `json:"github"`
+	// RolloutSelector picks the Rollouts of the GitGate's namespace that it
+	// binds. An empty selector binds every Rollout of the namespace.
+	// +required
+	RolloutSelector metav1.LabelSelector `json:"rolloutSelector"`
+	// Revision says where the commit a Rollout is releasing is read from.
+	// +optional
+	Revision RevisionSource `json:"revision,omitempty"`
+	// Approval says who may approve and how.
+	// +optional
+	Approval ApprovalPolicy `json:"approval,omitempty"`
+	// Status says how the commit statuses are named and linked.
+	// +optional
+	Status StatusPolicy `json:"status,omitempty"`
+	// WebhookSecretRef names a Secret of the GitGate's namespace whose key
+	// "token" holds the secret of the GitHub webhook that notifies sluice of
+	// label and push events (X-Hub-Signature-256). Without it deliveries
+	// for this repository are not accepted and only the poll reads changes.
+	// +optional
+	WebhookSecretRef *meta.LocalObjectReference `json:"webhookSecretRef,omitempty"`
+	// Interval is how often the branch and the pull requests are read when
+	// no webhook delivery says they changed.
+	// +kubebuilder:default="1m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	Interval metav1.Duration `json:"interval,omitempty"`
+	// Suspend stops the gate: it reads nothing, applies nothing and posts
+	// nothing until it is set back to false. Rollouts keep to their own
+	// steps.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// GitSource is a branch of a Git repository.
+type GitSource struct {
+	// URL of the repository: https://host/owner/repo.git,
+	// ssh://git@host/owner/repo.git or git@host:owner/repo.git, without
+	// credentials.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://') || self.startsWith('ssh://') || self.matches('^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:.+$')",message="url must be https://, ssh:// or user@host:path"
+	// +required
+	URL string `json:"url"`
+	// Branch watched, without refs/heads/.
+	// +kubebuilder:default=main
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// SecretRef names a Secret of the GitGate's namespace with the
+	// credentials: for HTTPS "username" and "password" (a token as
+	// password), or "bearerToken"; for SSH "identity" (a private key),
+	// optionally "passphrase", and "known_hosts" (required for SSH).
+	// "ca.crt" adds certificates to trust for HTTPS.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+}
+
+// GitHubRepository is a repository on GitHub or GitHub Enterprise.
+type GitHubRepository struct {
+	// Repository is "owner/name".
+	// +kubebuilder:validation:Pattern="^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$"
+	// +kubebuilder:validation:MaxLength=140
+	// +required
+	Repository string `json:"repository"`
+	// APIURL is the REST API's root: https://api.github.com/ (the default)
+	// or https://<host>/api/v3/ for GitHub Enterprise Server.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="apiURL must be an http(s) URL"
+	// +optional
+	APIURL string `json:"apiURL,omitempty"`
+	// SecretRef names a Secret of the GitGate's namespace with the API
+	// credentials: "token" (a personal access or fine-grained token), or a
+	// GitHub App's "appID", "installationID" and "privateKey" (PEM).
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+	// ProposeRevert opens a pull request reverting the commit of a release
+	// rolled back by the rollback label, so that Git converges on the
+	// stable revision.
+	// +optional
+	ProposeRevert bool `json:"proposeRevert,omitempty"`
+}
+
+// RevisionFrom names where the commit being released is read from.
+// +kubebuilder:validation:Enum=Auto;Flux;ArgoCD;Annotation
+type RevisionFrom string
+
+// The sources of the commit being released.
+const (
+	// RevisionAuto tries the annotation, then Flux, then Argo CD.
+	RevisionAuto RevisionFrom = "Auto"
+	// RevisionFlux reads the Kustomization named by the workload's
+	// kustomize.toolkit.fluxcd.io/name and /namespace labels.
+	RevisionFlux RevisionFrom = "Flux"
+	// RevisionArgoCD reads the Application named by the workload's
+	// argocd.argoproj.io/tracking-id annotation or app.kubernetes.io/instance
+	// label.
+	RevisionArgoCD RevisionFrom = "ArgoCD"
+	// RevisionAnnotation reads an annotation of the workload.
+	RevisionAnnotation RevisionFrom = "Annotation"
+)
+
+// DefaultRevisionAnnotation is the workload annotation that names the
+// commit of its manifest when no GitOps tool does.
+const DefaultRevisionAnnotation = "sluice.dev/revision"
+
+// RevisionSource says where the commit being released is read from.
+type RevisionSource struct {
+	// From is Auto, Flux, ArgoCD or Annotation.
+	// +kubebuilder:default=Auto
+	// +optional
+	From RevisionFrom `json:"from,omitempty"`
+	// Annotation is the workload annotation read by From Annotation (and
+	// first by Auto); defaults to sluice.dev/revision.
+	// +kubebuilder:validation:MaxLength=317
+	// +optional
+	Annotation string `json:"annotation,omitempty"`
+	// ArgoCDNamespace is where Argo CD's Applications live when the
+	// tracking annotation does not say (default argocd).
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	ArgoCDNamespace string `json:"argoCDNamespace,omitempty"`
+}
+
+// ApprovalPolicy says which labels and trailers act on a release, and who
+// may use them.
+type ApprovalPolicy struct {
+	// Labels names the pull-request labels.
+	// +optional
+	Labels ApprovalLabels `json:"labels,omitempty"`
+	// DisableTrailers ignores sluice trailers (Sluice-Approve,
+	// Sluice-Promote-Full, Sluice-Rollback) in commits on the branch.
+	// +optional
+	DisableTrailers bool `json:"disableTrailers,omitempty"`
+	// MinPermission is the least permission on the GitHub repository a user
+	// needs for a label to count.
+	// +kubebuilder:validation:Enum=triage;write;maintain;admin
+	// +kubebuilder:default=write
+	// +optional
+	MinPermission string `json:"minPermission,omitempty"`
+	// AllowedUsers, when set, lists the GitHub logins whose labels count
+	// (they also need MinPermission).
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=set
+	// +optional
+	AllowedUsers []string `json:"allowedUsers,omitempty"`
+	// AllowedCommitters, when set, lists the e-mail addresses whose trailer
+	// commits count: the signer's identity when SigningKeysSecretRef is
+	// set, else the commit's author (which Git does not verify).
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=set
+	// +optional
+	AllowedCommitters []string `json:"allowedCommitters,omitempty"`
+	// SigningKeysSecretRef names a Secret of the GitGate's namespace with
+	// the keys trailer commits must be signed with: "openpgp" (armored
+	// public keys) and/or "allowed_signers" (ssh-keygen format). Unsigned
+	// commits and commits signed with another key then count for nothing.
+	// +optional
+	SigningKeysSecretRef *meta.LocalObjectReference `json:"signingKeysSecretRef,omitempty"`
+}
+
+// ApprovalLabels names the pull-request labels.
+type ApprovalLabels struct {
+	// Approve approves the step the release is paused at.
+	// +kubebuilder:default="sluice/approve"
+	// +kubebuilder:validation:MaxLength=50
+	// +optional
+	Approve string `json:"approve,omitempty"`
+	// PromoteFull approves every remaining step.
+	// +kubebuilder:default="sluice/promote-full"
+	// +kubebuilder:validation:MaxLength=50
+	// +optional
+	PromoteFull string `json:"promoteFull,omitempty"`
+	// Rollback rolls the release back to the stable revision at once.
+	// +kubebuilder:default="sluice/rollback"
+	// +kubebuilder:validation:MaxLength=50
+	// +optional
+	Rollback string `json:"rollback,omitempty"`
+}
+
+// StatusPolicy says how commit statuses are named and linked.
+type StatusPolicy struct {
+	// Context names each Rollout's commit status; ${namespace} and
+	// ${rollout} are replaced. Default "sluice/${namespace}/${rollout}".
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Context string `json:"context,omitempty"`
+	// TargetURL links each status to a page about the release; ${namespace},
+	// ${rollout} and ${revision} are replaced. Empty posts no link.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	TargetURL string `json:"targetURL,omitempty"`
+	// Disabled posts no commit statuses.
+	// +optional
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// GitGateStatus reports what the gate last saw and did.
+type GitGateStatus struct {
+	// ObservedGeneration is the generation of the spec last reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions: Ready, Reconciling and Stalled, as Flux's controllers
+	// report them.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Head is the branch head last read.
+	// +optional
+	Head string `json:"head,omitempty"`
+	// BoundRollouts is how many Rollouts the selector picks.
+	// +optional
+	BoundRollouts int32 `json:"boundRollouts,omitempty"`
+	// Rollouts reports each bound Rollout.
+	// +kubebuilder:validation:MaxItems=200
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Rollouts []BoundRollout `json:"rollouts,omitempty"`
+	// ReconcileRequestStatus records the last reconcile.fluxcd.io/requestedAt
+	// handled.
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// BoundRollout is what the gate knows of one bound Rollout.
+type BoundRollout struct {
+	// Name of the Rollout.
+	Name string `json:"name"`
+	// Revision is the commit being released (or last released).
+	// +optional
+	Revision string `json:"revision,omitempty"`
+	// CanaryRevision is the Rollout's canary revision the approvals are
+	// pinned to.
+	// +optional
+	CanaryRevision string `json:"canaryRevision,omitempty"`
+	// PullRequest is the number of the pull request that brought Revision
+	// (0 when none was found).
+	// +optional
+	PullRequest int `json:"pullRequest,omitempty"`
+	// Step is the current step, from 1; Steps how many there are.
+	// +optional
+	Step int32 `json:"step,omitempty"`
+	// Steps is how many steps the release has.
+	// +optional
+	Steps int32 `json:"steps,omitempty"`
+	// Posted is the commit status last posted for the Rollout.
+	// +optional
+	Posted *PostedStatus `json:"posted,omitempty"`
+	// Approvals are the approvals, promotions and rollbacks the gate applied
+	// to the release of Revision, oldest first.
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	Approvals []AppliedApproval `json:"approvals,omitempty"`
+	// Refused are the latest labels and trailers for the release of Revision
+	// that applied to nothing, with the reason (newest last).
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Refused []RefusedIntent `json:"refused,omitempty"`
+	// Message says what the Rollout waits for, or why the gate cannot act.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PostedStatus is a commit status as posted.
+type PostedStatus struct {
+	// SHA is the commit it was posted on.
+	SHA string `json:"sha"`
+	// Context of the status.
+	Context string `json:"context"`
+	// State: pending, success, failure or error.
+	State string `json:"state"`
+	// Description of the status.
+	// +optional
+	Description string `json:"description,omitempty"`
+}
+
+// RefusedIntent is a label or trailer that applied to nothing.
+type RefusedIntent struct {
+	// Reason is the event reason, e.g. LabelPredatesPause.
+	Reason string `json:"reason"`
+	// Message names the label or trailer and why it was refused.
+	Message string `json:"message"`
+}
+
+// AppliedApproval is an approval, full promotion or rollback the gate applied.
+type AppliedApproval struct {
+	// Action is Approve, PromoteFull or Rollback.
+	Action string `json:"action"`
+	// Step is the last step approved (0 for a rollback).
+	// +optional
+	Step int32 `json:"step,omitempty"`
+	// By is who gave it: a GitHub login, a committer's e-mail address or a
+	// commit SHA.
+	By string `json:"by"`
+	// Via is how: github-label, git-trailer or git-revert.
+	Via string `json:"via"`
+	// At is when it was given.
+	At metav1.Time `json:"at"`
+	// Key identifies what gave it (a label and when it was added, or a
+	// commit), so that it is applied once.
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// GetConditions returns the conditions.
+func (g *GitGate) GetConditions() []metav1.Condition { return g.Status.Conditions }
+
+// SetConditions sets the conditions.
+func (g *GitGate) SetConditions(c []metav1.Condition) { g.Status.Conditions = c }

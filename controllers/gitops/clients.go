@@ -1,0 +1,161 @@
+package gitops
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
+	"github.com/sluice-dev/sluice/gitops/git"
+	"github.com/sluice-dev/sluice/gitops/scm"
+	"github.com/sluice-dev/sluice/gitops/scm/github"
+)
+
+// SCM is what the gate needs of the source-code host, for one repository.
+type SCM interface {
+	scm.CommitStatusWriter
+	scm.PullRequestReader
+	scm.PermissionReader
+	scm.RevertProposer
+}
+
+var _ SCM = (*github.Client)(nil)
+
+// clients are the Git reader and the SCM client of one GitGate, kept between
+// reconciles so fetches stay incremental and posted statuses remembered.
+type clients struct {
+	// key changes when the spec or a secret changes.
+	key  string
+	git  git.Reader
+	scm  SCM
+	keys *git.Keyring
+}
+
+// clientCache holds the clients of every GitGate.
+type clientCache struct {
+	mu sync.Mutex
+	m  map[client.ObjectKey]*clients
+}
+
+func (c *clientCache) get(k client.ObjectKey) *clients {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *clientCache) put(k client.ObjectKey, v *clients) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[client.ObjectKey]*clients{}
+	}
+	c.m[k] = v
+}
+
+func (c *clientCache) drop(k client.ObjectKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
+}
+
+// clientsFor returns the clients of gg, building them when the spec or a
+// secret changed. Errors are configuration errors: a missing secret or key.
+func (r *Reconciler) clientsFor(ctx context.Context, gg *gitopsv1alpha1.GitGate) (*clients, error) {
+	gitSecret, err := r.secret(ctx, gg.Namespace, gg.Spec.Git.SecretRef)
+	if err != nil {
+		return nil, err
+	}
+	ghSecret, err := r.secret(ctx, gg.Namespace, &gg.Spec.GitHub.SecretRef)
+	if err != nil {
+		return nil, err
+	}
+	keySecret, err := r.secret(ctx, gg.Namespace, gg.Spec.Approval.SigningKeysSecretRef)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("%d/%s/%s/%s", gg.Generation, version(gitSecret), version(ghSecret), version(keySecret))
+	k := client.ObjectKeyFromObject(gg)
+	if c := r.cache.get(k); c != nil && c.key == key {
+		return c, nil
+	}
+	c := &clients{key: key}
+	if c.git, err = git.New(git.Options{
+		URL: gg.Spec.Git.URL, Branch: branchOf(gg), Auth: gitAuth(gitSecret), CABundle: data(gitSecret, "ca.crt"),
+		AllowInsecureHTTP: r.AllowInsecureHTTP,
+	}); err != nil {
+		return nil, fmt.Errorf("git: %w", err)
+	}
+	owner, repo, _ := strings.Cut(gg.Spec.GitHub.Repository, "/")
+	opts := github.Options{Owner: owner, Repo: repo, BaseURL: gg.Spec.GitHub.APIURL, Token: string(data(ghSecret, "token"))}
+	if opts.Token == "" {
+		app := &github.AppCredentials{PrivateKeyPEM: data(ghSecret, "privateKey")}
+		app.AppID, _ = strconv.ParseInt(string(data(ghSecret, "appID")), 10, 64)
+		app.InstallationID, _ = strconv.ParseInt(string(data(ghSecret, "installationID")), 10, 64)
+		if len(app.PrivateKeyPEM) == 0 || app.AppID == 0 || app.InstallationID == 0 {
+			return nil, fmt.Errorf("secret %s holds neither token nor appID, installationID and privateKey", gg.Spec.GitHub.SecretRef.Name)
+		}
+		opts.App = app
+	}
+	if r.NewSCM != nil {
+		c.scm, err = r.NewSCM(opts)
+	} else {
+		c.scm, err = github.New(opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	if keySecret != nil {
+		if c.keys, err = git.ParseKeyring(data(keySecret, "openpgp"), data(keySecret, "allowed_signers")); err != nil {
+			return nil, fmt.Errorf("signing keys secret %s: %w", keySecret.Name, err)
+		}
+	}
+	r.cache.put(k, c)
+	return c, nil
+}
+
+// secret reads a Secret of ns; nil ref gives nil.
+func (r *Reconciler) secret(ctx context.Context, ns string, ref *meta.LocalObjectReference) (*corev1.Secret, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	s := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, s); err != nil {
+		return nil, fmt.Errorf("reading secret %s: %w", ref.Name, err)
+	}
+	return s, nil
+}
+
+func version(s *corev1.Secret) string {
+	if s == nil {
+		return "-"
+	}
+	return s.ResourceVersion
+}
+
+func data(s *corev1.Secret, key string) []byte {
+	if s == nil {
+		return nil
+	}
+	return s.Data[key]
+}
+
+func gitAuth(s *corev1.Secret) git.Auth {
+	return git.Auth{
+		Username: string(data(s, "username")), Password: string(data(s, "password")),
+		BearerToken: string(data(s, "bearerToken")), SSHPrivateKey: data(s, "identity"),
+		SSHPassphrase: string(data(s, "passphrase")), KnownHosts: data(s, "known_hosts"),
+	}
+}
+
+func branchOf(gg *gitopsv1alpha1.GitGate) string {
+	if gg.Spec.Git.Branch == "" {
+		return "main"
+	}
+	return gg.Spec.Git.Branch
+}

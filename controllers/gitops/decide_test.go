@@ -1,0 +1,242 @@
+package gitops
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/gitops/git"
+	"github.com/sluice-dev/sluice/gitops/scm"
+)
+
+const (
+	rev    = "1111111111111111111111111111111111111111"
+	revert = "2222222222222222222222222222222222222222"
+	tcSHA  = "3333333333333333333333333333333333333333"
+)
+
+var (
+	paused = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	before = paused.Add(-time.Minute)
+	after  = paused.Add(time.Minute)
+)
+
+func policy() Policy {
+	return Policy{ApproveLabel: "sluice/approve", PromoteFullLabel: "sluice/promote-full", RollbackLabel: "sluice/rollback", MinPermission: scm.PermissionWrite}
+}
+
+// atStep is an observation of a release of rev paused at step of 3.
+func atStep(step int32) Observation {
+	return Observation{
+		Rollout: RolloutView{Namespace: "shop", Name: "checkout", InRelease: true, Step: step, Steps: 3, Paused: true,
+			PausedAt: paused, CanaryRevision: "abc123", StableRevision: "old456"},
+		Revision: rev, PullRequest: 42, Policy: policy(), Context: "sluice/shop/checkout",
+	}
+}
+
+func label(name, by string, perm scm.Permission, at time.Time) Label {
+	return Label{AppliedLabel: scm.AppliedLabel{Name: name, AddedBy: by, AddedAt: at}, Permission: perm}
+}
+
+func with(o Observation, f func(*Observation)) Observation { f(&o); return o }
+
+func TestDecide(t *testing.T) {
+	pending1 := Post{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending,
+		Description: "step 1/3 paused: add label sluice/approve to continue"}}
+	tests := []struct {
+		name        string
+		o           Observation
+		wantApply   *Intent
+		wantReasons []string
+		wantPosts   []Post
+	}{
+		{name: "paused without labels: pending status", o: atStep(1), wantPosts: []Post{pending1}},
+		{
+			name: "approve label by a writer after the pause approves the step",
+			o:    with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)} }),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, At: after,
+				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name:        "label by a reader is refused",
+			o:           with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "joe", scm.PermissionRead, after)} }),
+			wantReasons: []string{ReasonInsufficientPermission}, wantPosts: []Post{pending1},
+		},
+		{
+			name:        "label added before the pause is refused",
+			o:           with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionAdmin, before)} }),
+			wantReasons: []string{ReasonLabelPredatesPause}, wantPosts: []Post{pending1},
+		},
+		{
+			name:        "label of the pause's own second is refused",
+			o:           with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionAdmin, paused)} }),
+			wantReasons: []string{ReasonLabelPredatesPause}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "label already applied is not applied twice",
+			o: with(atStep(1), func(o *Observation) {
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
+				o.Applied = []Applied{{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, Key: "label:sluice/approve@" + after.Format(time.RFC3339)}}
+			}),
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "user outside the allowed users is refused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Policy.AllowedUsers = []string{"boss"}
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
+			}),
+			wantReasons: []string{ReasonNotAllowed}, wantPosts: []Post{pending1},
+		},
+		{
+			name:        "label without a known author is refused",
+			o:           with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "", scm.PermissionNone, after)} }),
+			wantReasons: []string{ReasonUnknownActor}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "promote-full approves every step",
+			o: with(atStep(1), func(o *Observation) {
+				o.Labels = []Label{label("sluice/promote-full", "jane", scm.PermissionMaintain, after)}
+			}),
+			wantApply: &Intent{Action: ActionPromoteFull, Step: 3, By: "jane", Via: ViaLabel, At: after, Key: "label:sluice/promote-full@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "rollback label wins and turns the status to failure",
+			o: with(atStep(2), func(o *Observation) {
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after), label("sluice/rollback", "ops", scm.PermissionWrite, before)}
+			}),
+			wantApply: &Intent{Action: ActionRollback, By: "ops", Via: ViaLabel, At: before, Key: "label:sluice/rollback@" + before.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rolled back by ops"}}},
+		},
+		{
+			name:      "revert commit rolls back and reports on both commits",
+			o:         with(atStep(2), func(o *Observation) { o.RevertedBy = revert }),
+			wantApply: &Intent{Action: ActionRollback, By: revert, Via: ViaRevert, Key: revert},
+			wantPosts: []Post{
+				{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rolled back by 222222222222"}},
+				{SHA: revert, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "rolling back 111111111111 to the stable revision"}},
+			},
+		},
+		{
+			name: "after a revert rollback the healthy rollout reports success on the revert",
+			o: with(atStep(2), func(o *Observation) {
+				o.Rollout.InRelease, o.Rollout.Paused, o.Rollout.Healthy = false, false, true
+				o.RevertedBy = revert
+				o.Applied = []Applied{{Action: ActionRollback, By: revert, Via: ViaRevert, Key: revert}}
+			}),
+			wantPosts: []Post{
+				{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rolled back by 222222222222"}},
+				{SHA: revert, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateSuccess, Description: "rolled back 111111111111: stable revision restored"}},
+			},
+		},
+		{
+			name: "trailer approving a later step approves up to it",
+			o: with(atStep(1), func(o *Observation) {
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com", When: after,
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 2, Revision: rev[:7]}}}}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 2, By: "jane@example.com", Via: ViaTrailer, At: after, Key: "commit:" + tcSHA},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane@example.com"}}},
+		},
+		{
+			name: "trailer pinned to the canary revision applies",
+			o: with(atStep(1), func(o *Observation) {
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com", When: after,
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1, Revision: "abc123"}}}}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane@example.com", Via: ViaTrailer, At: after, Key: "commit:" + tcSHA},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane@example.com"}}},
+		},
+		{
+			name: "trailer naming another revision is refused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com",
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1, Revision: "9999999"}}}}
+			}),
+			wantReasons: []string{ReasonOtherRevision}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "trailer naming an older step is refused",
+			o: with(atStep(2), func(o *Observation) {
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com",
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1}}}}
+			}),
+			wantReasons: []string{ReasonOlderStep},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending,
+				Description: "step 2/3 paused: add label sluice/approve to continue"}}},
+		},
+		{
+			name: "unsigned trailer commit is refused when a keyring is set",
+			o: with(atStep(1), func(o *Observation) {
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com", Unverified: "commit is not signed",
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1}}}}
+			}),
+			wantReasons: []string{ReasonUnverifiedCommit}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "trailer by a committer outside the allowed list is refused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Policy.AllowedCommitters = []string{"boss@example.com"}
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com",
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1}}}}
+			}),
+			wantReasons: []string{ReasonNotAllowed}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "completed tracked release reports success",
+			o: with(atStep(3), func(o *Observation) {
+				o.Rollout.InRelease, o.Rollout.Paused, o.Rollout.Healthy = false, false, true
+				o.Tracked = true
+			}),
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateSuccess, Description: "released: 3/3 steps done"}}},
+		},
+		{
+			name: "healthy rollout on a commit whose release was never seen posts nothing",
+			o: with(atStep(3), func(o *Observation) {
+				o.Rollout.InRelease, o.Rollout.Paused, o.Rollout.Healthy = false, false, true
+			}),
+		},
+		{
+			name:      "step in progress",
+			o:         with(atStep(2), func(o *Observation) { o.Rollout.Paused = false }),
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 2/3 in progress"}}},
+		},
+		{
+			name: "labels on a healthy rollout do nothing",
+			o: with(atStep(3), func(o *Observation) {
+				o.Rollout.InRelease, o.Rollout.Healthy = false, true
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
+			}),
+			wantPosts: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(tt.o)
+			if (d.Apply == nil) != (tt.wantApply == nil) || d.Apply != nil && *d.Apply != *tt.wantApply {
+				t.Errorf("Apply = %+v, want %+v", d.Apply, tt.wantApply)
+			}
+			var reasons []string
+			for _, r := range d.Rejections {
+				reasons = append(reasons, r.Reason)
+			}
+			if len(reasons) != len(tt.wantReasons) {
+				t.Fatalf("rejections = %+v, want reasons %v", d.Rejections, tt.wantReasons)
+			}
+			for i := range reasons {
+				if reasons[i] != tt.wantReasons[i] {
+					t.Errorf("rejection %d = %+v, want reason %s", i, d.Rejections[i], tt.wantReasons[i])
+				}
+			}
+			if len(d.Posts) != len(tt.wantPosts) {
+				t.Fatalf("posts = %+v, want %+v", d.Posts, tt.wantPosts)
+			}
+			for i := range d.Posts {
+				if d.Posts[i] != tt.wantPosts[i] {
+					t.Errorf("post %d = %+v, want %+v", i, d.Posts[i], tt.wantPosts[i])
+				}
+			}
+		})
+	}
+}

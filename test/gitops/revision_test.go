@@ -1,0 +1,78 @@
+package gitops
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/sluice-dev/sluice/gitops/revision"
+)
+
+// The revision is read from fields the real Flux and Argo CD CRDs define:
+// the API server keeps them in the status (a field a schema does not define
+// would be pruned), and the resolver finds the commit through the labels
+// and annotations the tools put on what they apply.
+func TestRevision_readsFluxAndArgoCDObjectsWithTheirRealSchemas(t *testing.T) {
+	ctx := ctxFor(t)
+	ns := "revision-" + rand.String(6)
+	mustCreate(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	const fluxSHA, argoSHA = "0123456789abcdef0123456789abcdef01234567", "89abcdef0123456789abcdef0123456789abcdef"
+
+	k := &unstructured.Unstructured{}
+	k.SetGroupVersionKind(revision.KustomizationGVK)
+	k.SetNamespace(ns)
+	k.SetName("apps")
+	k.Object["spec"] = map[string]any{"interval": "1m", "prune": true, "sourceRef": map[string]any{"kind": "GitRepository", "name": "shop"}}
+	mustCreate(t, k)
+	_ = unstructured.SetNestedField(k.Object, "main@sha1:"+fluxSHA, "status", "lastAppliedRevision")
+	if err := suite.c.Status().Update(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(revision.ApplicationGVK)
+	app.SetNamespace(ns)
+	app.SetName("shop")
+	app.Object["spec"] = map[string]any{
+		"project":     "default",
+		"source":      map[string]any{"repoURL": "https://github.com/acme/shop.git", "path": "apps", "targetRevision": "main"},
+		"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": ns},
+	}
+	mustCreate(t, app)
+	_ = unstructured.SetNestedField(app.Object, argoSHA, "status", "sync", "revision")
+	_ = unstructured.SetNestedField(app.Object, "Synced", "status", "sync", "status")
+	if err := suite.c.Update(ctx, app); err != nil { // Argo CD's Application has no status subresource
+		t.Fatal(err)
+	}
+
+	r := revision.Resolver{Reader: suite.c}
+	tests := []struct {
+		name        string
+		labels, ann map[string]string
+		o           revision.Options
+		want        revision.Revision
+	}{
+		{name: "flux labels", labels: map[string]string{revision.FluxNameLabel: "apps", revision.FluxNamespaceLabel: ns},
+			o:    revision.Options{Source: revision.SourceFlux},
+			want: revision.Revision{SHA: fluxSHA, Ref: "main", Source: revision.SourceFlux, From: "Kustomization " + ns + "/apps"}},
+		{name: "argo cd tracking id", ann: map[string]string{revision.ArgoCDTrackingAnnotation: "shop:apps/Deployment:" + ns + "/checkout"},
+			o:    revision.Options{Source: revision.SourceArgoCD, ArgoCDNamespace: ns},
+			want: revision.Revision{SHA: argoSHA, Source: revision.SourceArgoCD, From: "Application " + ns + "/shop"}},
+		{name: "argo cd instance label, found by Auto", labels: map[string]string{revision.ArgoCDInstanceLabel: "shop"},
+			o:    revision.Options{ArgoCDNamespace: ns, Annotation: "sluice.dev/revision"},
+			want: revision.Revision{SHA: argoSHA, Source: revision.SourceArgoCD, From: "Application " + ns + "/shop"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "checkout", Labels: tt.labels, Annotations: tt.ann}}
+			got, err := r.Of(ctx, d, tt.o)
+			if err != nil || got != tt.want {
+				t.Fatalf("Of() = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,65 @@
+package helm
+
+// justified is why the manager needs verbs of a resource that the release
+// in TestChart_installed_* does not use.
+type justified struct {
+	// verbs, space-separated.
+	verbs string
+	// why the manager needs them: the code path, with the test that runs it.
+	why string
+}
+
+// unexercised lists, by "group/resource", what the chart grants that a
+// two-step release of a Deployment does not use. Everything the chart grants
+// is either used in that release or listed here, and nothing is listed that
+// the chart does not grant; the rules themselves are the controllers' RBAC
+// markers (TestChart_rbac_sameRulesAsMarkers) plus the leader election Role
+// and the conversion ClusterRole.
+var unexercised = map[string]justified{
+	// Reading through the cache: client-go fills informers with a streaming
+	// list (a watch with initial events), so "list" shows up only on API
+	// servers without it; "get" where code reads uncached.
+	"/pods": {"get list delete", "pods are read through the cache (progress deadline: the pods that are not ready); " +
+		"DaemonSet batches delete old pods (test/e2e/daemonset)"},
+	"apps/replicasets":                 {"list", "cache fill (see above); the watch is used here"},
+	"rollouts.kruise.io/rollouts":      {"list" + noUpdate, "cache fill; the watch is used here"},
+	"rollouts.kruise.io/batchreleases": {"list" + noUpdate, "cache fill; the watch is used here"},
+	"apps/deployments": {"create delete list" + noUpdate, "canary-style Deployments: the extra canary Deployment " +
+		"is created and deleted (enableExtraWorkloadForCanary, test/e2e/canary_deployment_test)"},
+	"apps/statefulsets":           {"get list patch" + noUpdate, "releases of StatefulSets through their partition (test/e2e/partition_*)"},
+	"apps/daemonsets":             {"get list patch" + noUpdate, "releases of DaemonSets node by node (test/e2e/daemonset)"},
+	"apps/controllerrevisions":    {"get list watch", "revisions of StatefulSets and DaemonSets (partition and daemonset adapters)"},
+	"apps.kruise.io/clonesets":    {"get list watch patch" + noUpdate, "OpenKruise CloneSets (watched only when the kind is served)"},
+	"apps.kruise.io/daemonsets":   {"get list watch patch" + noUpdate, "OpenKruise Advanced DaemonSets (watched only when served)"},
+	"apps.kruise.io/statefulsets": {"get list watch patch" + noUpdate, "OpenKruise Advanced StatefulSets (watched only when served)"},
+	"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"list update", "the webhook rules controller " +
+		"adds StatefulSet-like custom kinds to the workload webhook (test/e2e/partition_custom_test); its watch is used here"},
+	"apiextensions.k8s.io/customresourcedefinitions": {"get list", "the CRD of a StatefulSet-like custom kind, read " +
+		"uncached when a Rollout names one; the metadata watch is used here"},
+	// Status: every write is a patch of the status subresource.
+	"rollouts.kruise.io/rollouts/status":      {"get" + noUpdate, "no call reads status alone"},
+	"rollouts.kruise.io/batchreleases/status": {"get" + noUpdate, "no call reads status alone"},
+	// Owner references with blockOwnerDeletion need update on the owner's
+	// finalizers where the OwnerReferencesPermissionEnforcement admission
+	// plugin runs (not on the local control plane).
+	"rollouts.kruise.io/rollouts/finalizers":      {"update", "the BatchRelease's owner reference to its Rollout"},
+	"rollouts.kruise.io/batchreleases/finalizers": {"update", "owner references to a BatchRelease"},
+	// Events: a repeated event is patched (its series) instead of created.
+	"events.k8s.io/events": {"get list watch patch", "a repeated event's series (patch); the web view's events " +
+		"timeline reads events through the cache (test/web, off unless --web-bind-address is set)"},
+	"/events": {"patch", "a repeated leader election event"},
+	// Traffic routing and GitOps, not part of a plain release.
+	"/services":                                  {"get create update patch delete", "canary and stable Services of trafficRoutings"},
+	"networking.k8s.io/ingresses":                {"get create update patch delete", "traffic routing through a canary Ingress"},
+	"gateway.networking.k8s.io/httproutes":       {"get update patch", "traffic routing through Gateway API HTTPRoutes"},
+	"/secrets":                                   {"get", "GitGates read the Git credentials Secret they name"},
+	"gitops.sluice.dev/gitgates":                 {"get list", "the GitOps controller reads GitGates (cache fill)"},
+	"gitops.sluice.dev/gitgates/status":          {"get update patch", "the GitOps controller reports on GitGates"},
+	"argoproj.io/applications":                   {"get", "GitOps: the Argo CD Application a GitGate follows"},
+	"kustomize.toolkit.fluxcd.io/kustomizations": {"get", "GitOps: the Flux Kustomization a GitGate follows"},
+}
+
+// noUpdate marks an "update" the markers grant but no code calls: sluice
+// writes workloads, Rollouts, BatchReleases and their status with patches
+// only. The markers could drop it; until they do, the chart grants it.
+const noUpdate = " update"

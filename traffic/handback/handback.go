@@ -1,0 +1,137 @@
+// Package handback lets sluice borrow one field of a user's object for a
+// release and give it back exactly: the stable Service's spec.selector, an
+// HTTPRoute's spec.rules. Both are atomic for server-side apply (the API
+// declares them so), so the smallest part sluice can own is the whole
+// field.
+//
+// While a release runs, sluice applies the field with server-side apply
+// under its own field manager, and keeps in an annotation of the object a
+// Record: the original value and the field manager that owned it. At the
+// end it writes the original value back under that field manager (an
+// update, not an apply), so ownership returns to whoever had it and sluice
+// is left owning nothing of the object.
+package handback
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
+
+// Manager is the field manager that writes a value back when the field's
+// original owner cannot be named: it was unknown, sluice itself, or an
+// applier (writing under an applier's name as an update would keep a
+// second, stale entry of theirs).
+const Manager = "sluice-handback"
+
+// Record is what a release borrowed of one field of an object.
+type Record struct {
+	// Rollout is the Rollout that borrowed the field.
+	Rollout string `json:"rollout"`
+	// Value is the field's original value, as JSON; null when it was unset.
+	Value json.RawMessage `json:"value"`
+	// Manager is the field manager that owned the field, if any.
+	Manager string `json:"manager,omitempty"`
+	// Operation is how Manager wrote it: Update or Apply.
+	Operation string `json:"operation,omitempty"`
+}
+
+// Read returns the Record kept in annotation key, if any.
+func Read(annotations map[string]string, key string) (*Record, error) {
+	raw, ok := annotations[key]
+	if !ok {
+		return nil, nil
+	}
+	r := &Record{}
+	if err := json.Unmarshal([]byte(raw), r); err != nil {
+		return nil, fmt.Errorf("annotation %s: %w", key, err)
+	}
+	return r, nil
+}
+
+// New records value as the original of the field at path (e.g. "spec",
+// "selector"), owned as managedFields say, for rollout.
+func New(rollout string, value any, managedFields []metav1.ManagedFieldsEntry, path ...string) (*Record, error) {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	r := &Record{Rollout: rollout, Value: b}
+	r.Manager, r.Operation = OwnerOf(managedFields, path...)
+	return r, nil
+}
+
+// Encode returns the annotation value of r.
+func (r *Record) Encode() string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// Owner is the field manager under which the original value is written
+// back: the original owner when it wrote with an update, else Manager.
+func (r *Record) Owner() string {
+	if r.Operation == string(metav1.ManagedFieldsOperationUpdate) && r.Manager != "" && r.Manager != rolloutsv1beta1.FieldManager {
+		return r.Manager
+	}
+	return Manager
+}
+
+// OwnerOf names the field manager that owns the field at path in
+// managedFields, and how it wrote it; empty when none does. When several
+// share it, the first that is not sluice is named.
+func OwnerOf(managedFields []metav1.ManagedFieldsEntry, path ...string) (manager, operation string) {
+	for _, mf := range managedFields {
+		if mf.Subresource != "" || mf.FieldsV1 == nil || mf.Manager == rolloutsv1beta1.FieldManager {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
+			continue
+		}
+		if owns(fields, path) {
+			return mf.Manager, string(mf.Operation)
+		}
+	}
+	return "", ""
+}
+
+func owns(fields map[string]any, path []string) bool {
+	for i, p := range path {
+		v, ok := fields["f:"+p]
+		if !ok {
+			return false
+		}
+		if i == len(path)-1 {
+			return true
+		}
+		if fields, ok = v.(map[string]any); !ok {
+			return false
+		}
+	}
+	return false
+}
+
+// PatchPath escapes an annotation key for a JSON patch path.
+func PatchPath(key string) string {
+	return "/metadata/annotations/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// RestorePatch is a JSON patch that, if the object is still at
+// resourceVersion, writes r's value back at fieldPath (a JSON patch path
+// such as /spec/selector) and removes the record annotation key.
+func RestorePatch(r *Record, resourceVersion, fieldPath, key string) ([]byte, error) {
+	ops := []map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion},
+	}
+	if string(r.Value) == "null" || len(r.Value) == 0 {
+		ops = append(ops, map[string]any{"op": "remove", "path": fieldPath})
+	} else {
+		ops = append(ops, map[string]any{"op": "add", "path": fieldPath, "value": r.Value})
+	}
+	ops = append(ops, map[string]any{"op": "remove", "path": PatchPath(key)})
+	return json.Marshal(ops)
+}
