@@ -22,35 +22,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/poll"
 )
 
-// timeout bounds every wait: the examples are small, but the machine may be
-// busy.
-const timeout = 2 * time.Minute
+func ctxFor(t *testing.T) context.Context { return poll.Context(t) }
 
-func ctxFor(t *testing.T) context.Context {
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// eventually polls cond until it holds or the deadline passes; last says
-// what was seen, for the failure message.
-func eventually(t *testing.T, what string, cond func() (ok bool, last string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: deadline exceeded; last seen: %s", what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(t, what, cond)
 }
 
 // documents reads the YAML documents of file as unstructured objects.

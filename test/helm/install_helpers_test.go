@@ -4,53 +4,32 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/poll"
 )
 
 // testLogger logs the manager to stderr when SLUICE_TEST_LOG is set.
-func testLogger() logr.Logger {
-	if os.Getenv("SLUICE_TEST_LOG") == "" {
-		return logr.Discard()
-	}
-	return funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
-}
+func testLogger() logr.Logger { return poll.Logger() }
 
-func ctxFor(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxFor(t *testing.T) context.Context { return poll.Context(t) }
 
 // eventually polls cond every 100ms until it holds, failing the test after
 // two minutes with cond's last description of what it saw.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		ok, state := cond()
-		last = state
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last seen: %s", what, err, last)
-	}
+	poll.Until(t, what, cond)
 }
 
 func createNamespace(t *testing.T, name string) {

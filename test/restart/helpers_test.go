@@ -13,31 +13,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/poll"
 )
 
-func ctxFor(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxFor(t *testing.T) context.Context { return poll.Context(t) }
 
 // eventually polls cond until it holds, failing after two minutes.
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		ok, state := cond()
-		last = state
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("waiting for %s: %v; last seen: %s", what, err, last)
-	}
+	poll.Until(t, what, cond)
 }
 
 func newNamespace(t *testing.T) string {

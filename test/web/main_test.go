@@ -14,13 +14,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
 	"github.com/sluice-dev/sluice/test/cluster"
 	"github.com/sluice-dev/sluice/test/env"
+	"github.com/sluice-dev/sluice/test/poll"
 )
 
 // suite is what the tests share: one control plane, one sluice serving the
@@ -90,9 +90,4 @@ func freePort() (int, error) {
 }
 
 // testLogger logs the manager to stderr when SLUICE_TEST_LOG is set.
-func testLogger() logr.Logger {
-	if os.Getenv("SLUICE_TEST_LOG") == "" {
-		return logr.Discard()
-	}
-	return funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
-}
+func testLogger() logr.Logger { return poll.Logger() }

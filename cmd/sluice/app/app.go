@@ -253,7 +253,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gitgate controller: %w", err)
 	}
-	if err := serveGitHubWebhook(mgr, o.GitHubWebhookAddr, gates); err != nil {
+	if err := serveGitHubWebhook(mgr, o.GitHubWebhookAddr, gates, m); err != nil {
 		return err
 	}
 	return conversion.Setup(mgr)

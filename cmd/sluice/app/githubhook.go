@@ -22,17 +22,19 @@ const GitHubWebhookPath = "/hook/github"
 // deliveries to the GitGate controller. It runs on every replica; only the
 // leader's hints reach a running controller, the others are dropped and the
 // poll covers them.
-func serveGitHubWebhook(mgr ctrl.Manager, addr string, gates *gitopscontroller.Reconciler) error {
+func serveGitHubWebhook(mgr ctrl.Manager, addr string, gates *gitopscontroller.Reconciler, m receiver.Metrics) error {
 	if addr == "" || addr == "0" {
 		return nil
 	}
-	h, err := receiver.New(receiver.Options{Trigger: hints{gates}, Secrets: gates})
+	h, err := receiver.New(receiver.Options{Trigger: hints{gates}, Secrets: gates, Metrics: m})
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle(GitHubWebhookPath, h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// ReadTimeout bounds a slow body (deliveries are capped at 25 MiB).
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctrl.LoggerInto(context.Background(), mgr.GetLogger().WithName("github-webhook")) }}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
