@@ -34,7 +34,9 @@ func serveGitHubWebhook(mgr ctrl.Manager, addr string, gates *gitopscontroller.R
 	mux.Handle(GitHubWebhookPath, h)
 	// ReadTimeout bounds a slow body (deliveries are capped at 25 MiB).
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		BaseContext: func(net.Listener) context.Context { return ctrl.LoggerInto(context.Background(), mgr.GetLogger().WithName("github-webhook")) }}
+		BaseContext: func(net.Listener) context.Context {
+			return ctrl.LoggerInto(context.Background(), mgr.GetLogger().WithName("github-webhook"))
+		}}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
