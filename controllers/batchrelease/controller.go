@@ -113,6 +113,13 @@ func (r *Reconciler) run(ctx context.Context, s *scope, lookupErr error) (reconc
 	if err != nil {
 		return reconcile.Result{}, err
 	}
+	if why := planBehind(s.br, ws); why != "" {
+		// The workload moved on (a new revision, or a rollback) before the
+		// plan did: acting now would release the new revision with the
+		// old plan's partition. The Rollout updates the plan next.
+		s.br.Status.Message = why
+		return reconcile.Result{RequeueAfter: pollInterval}, nil
+	}
 	if needsPreparing(s.br, ws) {
 		return r.reconcilePrepare(ctx, s, ws)
 	}

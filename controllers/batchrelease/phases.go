@@ -34,6 +34,26 @@ func needsPreparing(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) bool 
 	return br.Status.UpdateRevision != ws.UpdateRevision
 }
 
+// planBehind says why the BatchRelease must wait, or "": its plan names a
+// release (spec.releasePlan.rolloutID, the workload's rollout ID or, without
+// one, its revision, as the Rollout sets it) other than the one the
+// workload now carries. A plan without a rollout ID (a BatchRelease used on
+// its own) follows the workload.
+func planBehind(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) string {
+	id := br.Spec.ReleasePlan.RolloutID
+	if id == "" || ws.UpdateRevision == "" {
+		return ""
+	}
+	current := ws.RolloutID
+	if current == "" {
+		current = ws.UpdateRevision
+	}
+	if id == current {
+		return ""
+	}
+	return fmt.Sprintf("Waiting for the plan of release %s: spec.releasePlan.rolloutID is still %s", current, id)
+}
+
 // reconcilePrepare claims the workload and starts the plan at batch 0.
 func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workload.Status) (reconcile.Result, error) {
 	br := s.br

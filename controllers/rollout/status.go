@@ -38,6 +38,7 @@ func viewOf(br *rolloutsv1beta1.BatchRelease) *canary.BatchReleaseView {
 	return &canary.BatchReleaseView{
 		Partition:          br.Spec.ReleasePlan.BatchPartition,
 		Policy:             br.Spec.ReleasePlan.FinalizingPolicy,
+		RolloutID:          br.Spec.ReleasePlan.RolloutID,
 		Generation:         br.Generation,
 		ObservedGeneration: br.Status.ObservedGeneration,
 		Phase:              br.Status.Phase,

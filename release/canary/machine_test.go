@@ -37,7 +37,7 @@ func releasing(updated, ready int32) *workload.Status {
 }
 
 func readyBatch(p int32) *BatchReleaseView {
-	return &BatchReleaseView{Partition: ptr(p), Generation: 2, ObservedGeneration: 2,
+	return &BatchReleaseView{Partition: ptr(p), RolloutID: "v2", Generation: 2, ObservedGeneration: 2,
 		Phase: rolloutsv1beta1.RolloutPhaseProgressing, CurrentBatch: p, BatchState: rolloutsv1beta1.ReadyBatchState, StableRevision: "v1"}
 }
 
@@ -297,5 +297,32 @@ func TestNext_stepJump(t *testing.T) {
 				t.Fatalf("nextStepIndex %d after the jump", ro.Status.CanaryStatus.NextStepIndex)
 			}
 		})
+	}
+}
+
+// A new revision while step 1 is paused restarts at step 1, whose
+// partition the BatchRelease already has: the plan is still updated, so
+// that its rollout ID names the new release the BatchRelease waits for.
+func TestNext_newRevisionAtTheSamePartition_updatesThePlansRolloutID(t *testing.T) {
+	ro := rollout(step("1", nil), step("50%", nil), step("100%", nil))
+	apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
+	apply(ro, Observation{Now: t0.Add(time.Minute), Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+	if ro.Status.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Fatalf("step 1: %s", ro.Status.CurrentStepState)
+	}
+	v3 := releasing(0, 0)
+	v3.UpdateRevision, v3.PodTemplateHash = "v3", "v3"
+	var act Actions
+	for i := range 3 { // restart, then step 1 of v3
+		act = apply(ro, Observation{Now: t0.Add(time.Duration(2+i) * time.Minute), Workload: v3, BatchRelease: readyBatch(0)})
+		if act.BatchRelease == EnsureBatchRelease {
+			break
+		}
+	}
+	if ro.Status.CanaryStatus.ObservedRolloutID != "v3" || ro.Status.CurrentStepIndex != 1 {
+		t.Fatalf("after v3: rollout ID %q step %d", ro.Status.CanaryStatus.ObservedRolloutID, ro.Status.CurrentStepIndex)
+	}
+	if act.BatchRelease != EnsureBatchRelease || act.Partition == nil || *act.Partition != 0 {
+		t.Fatalf("after v3: actions %+v, want the plan ensured at partition 0 for the new rollout ID", act)
 	}
 }

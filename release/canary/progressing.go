@@ -25,9 +25,14 @@ func (m *machine) progressing() {
 			// Roll back through the steps: release the stable revision like
 			// a new one; pods already on it count as done.
 			m.event(corev1.EventTypeWarning, "RollingBackInBatches", "Pod template reverted to stable revision %s: rolling back through the steps", m.canary().StableRevision)
+			m.holdForRollback()
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Rolling back in batches to revision "+w.UpdateRevision)
 		case w.InRollback && !rollbackInBatch(m.ro):
-			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: rolling back at once", m.canary().StableRevision)
+			how := "rolling back at once"
+			if why := rollbackAtOnceReason(m.ro); why != "" && m.ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" {
+				how += " (" + rolloutsv1beta1.RollbackInBatchAnnotation + " ignored: " + why + ")"
+			}
+			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: %s", m.canary().StableRevision, how)
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCancelling, "Rolling back to the stable revision")
 		case w.UpToDate:
 			// Someone handed the workload back (unpaused it by hand, or
@@ -102,7 +107,10 @@ func (m *machine) initialize() {
 func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bool) {
 	cs := m.canary()
 	kind := finishRollback
-	if success {
+	if success && !rollingBack(cs) {
+		// A rollback in batches finishes its traffic as a rollback: the
+		// stable Service stays narrowed to the target revision until the
+		// workload runs it alone.
 		kind = finishSuccess
 	}
 	pre, post := sequence(kind, m.ro.Spec.Strategy.BlueGreen != nil)
@@ -138,7 +146,7 @@ func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bo
 	cs.LastUpdateTime = ptrTime(m.now())
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseHealthy
 	m.setProgressing(corev1.ConditionFalse, rolloutsv1beta1.ProgressingReasonCompleted, "Release finished")
-	if success && (cs.CanaryRevision == cs.StableRevision || cs.PodTemplateHash == cs.StableRevision) {
+	if success && rollingBack(cs) {
 		cs.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
 		m.st.Message = "Rolled back in batches to revision " + cs.StableRevision
 		m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionFalse, "RolledBack", m.st.Message)
@@ -186,13 +194,40 @@ func (m *machine) replan() {
 }
 
 // rollbackInBatch reports whether the Rollout asks for rollbacks to go
-// through the steps (rollouts.kruise.io/rollback-in-batch: "true").
-// As in OpenKruise, a Rollout that routes traffic always rolls back at
-// once, and so does a blue-green one: every old pod still runs, so there
-// is nothing to release in steps, only new pods to remove.
+// through the steps (rollouts.kruise.io/rollback-in-batch: "true") and its
+// strategy allows it. Unlike OpenKruise, an in-place Rollout that routes
+// traffic rolls back in batches too: its requests go back to the rollback
+// target's pods before any pod is replaced (see stepTraffic).
 func rollbackInBatch(ro *rolloutsv1beta1.Rollout) bool {
-	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" && len(routingsOf(ro)) == 0 &&
-		ro.Spec.Strategy.BlueGreen == nil
+	return ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" && rollbackAtOnceReason(ro) == ""
+}
+
+// rollbackAtOnceReason says why a Rollout's strategy rolls back at once
+// whatever its rollback-in-batch annotation says; empty when it can roll
+// back in batches.
+func rollbackAtOnceReason(ro *rolloutsv1beta1.Rollout) string {
+	switch s := ro.Spec.Strategy; {
+	case s.BlueGreen != nil:
+		return "a blue-green release keeps every old pod running, so there is nothing to roll back in steps"
+	case s.Canary != nil && s.Canary.EnableExtraWorkloadForCanary && len(s.Canary.TrafficRoutings) > 0:
+		// Without traffic routing the steps run again with nothing to
+		// change (docs/workloads-canary-deployment.md); with it, as in
+		// OpenKruise, the requests go back to the stable pods at once.
+		return "a canary Deployment release that routes traffic never changed the stable pods, so rolling back only routes the requests back to them and removes the canary Deployment"
+	}
+	return ""
+}
+
+// holdForRollback deletes the BatchRelease of the abandoned release,
+// leaving the workload held, when a Rollout that routes traffic starts to
+// roll back in batches: until the requests are back on the rollback
+// target's pods, nothing may replace a pod (the canary Service would lose
+// its endpoints while it still receives requests). The first step of the
+// rollback creates a new BatchRelease once they are.
+func (m *machine) holdForRollback() {
+	if br := m.obs.BatchRelease; m.routing() && br != nil && !br.Deleting {
+		m.act.BatchRelease, m.act.SkipHandBack = DeleteBatchRelease, true
+	}
 }
 
 // enterStep makes idx the current step, about to upgrade.

@@ -78,6 +78,13 @@ func (m *machine) runStep() {
 	case rolloutsv1beta1.CanaryStepStateCompleted:
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "All steps done")
 	default: // BeforeStepUpgrade, StepInit, or unset
+		if br := m.obs.BatchRelease; m.act.BatchRelease == DeleteBatchRelease || (br != nil && br.Deleting) {
+			// The BatchRelease of an earlier release is going: a new one
+			// is created for this release once it has.
+			m.st.Message = label + ": waiting for the BatchRelease of the earlier release to be deleted"
+			m.routed() // the routing may change meanwhile
+			return
+		}
 		if !m.routed() {
 			m.st.Message = fmt.Sprintf("%s: preparing traffic before upgrading: %s", label, m.routingProgress())
 			return
@@ -221,10 +228,12 @@ func (m *machine) observeWorkload() {
 	}
 }
 
-// ensurePartition asks for the BatchRelease to release up to batch p.
+// ensurePartition asks for the BatchRelease to release up to batch p, for
+// the release the status observes: a new revision at the same step still
+// updates the plan's rollout ID, which the BatchRelease waits for.
 func (m *machine) ensurePartition(p int32) {
 	br := m.obs.BatchRelease
-	if br != nil && br.Partition != nil && *br.Partition == p && !br.Deleting {
+	if br != nil && br.Partition != nil && *br.Partition == p && !br.Deleting && br.RolloutID == m.canary().ObservedRolloutID {
 		return
 	}
 	m.act.BatchRelease = EnsureBatchRelease

@@ -29,7 +29,10 @@ import (
 //     is handed back, and the stable Service is restored only once the
 //     workload runs the stable revision alone;
 //   - a step without traffic after traffic steps removes the routing
-//     before it releases more pods.
+//     before it releases more pods;
+//   - a rollback in batches keeps every request on the rollback target's
+//     pods, from before its first pod is replaced until the workload runs
+//     the target alone.
 
 // TrafficRoutedCondition is True when the Services and routes carry what
 // the release wants at its current point, and False while they change
@@ -255,6 +258,9 @@ func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, obs 
 	}
 	switch reasonOf(st) {
 	case rolloutsv1beta1.ProgressingReasonFinalising:
+		if rollingBack(cs) {
+			return finishing(finishRollback)
+		}
 		return finishing(finishSuccess)
 	case rolloutsv1beta1.ProgressingReasonCancelling:
 		return finishing(finishRollback)
@@ -269,6 +275,19 @@ func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *rolloutsv1beta1.CanaryStatus, 
 	steps := ro.Spec.Strategy.Steps()
 	if len(steps) == 0 || cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 		return Traffic{}
+	}
+	if rollingBack(cs) {
+		// A rollback in batches keeps every request on the rollback
+		// target's ready pods from before its first pod is replaced to the
+		// end: the routes and the canary Service go (they lead to the
+		// revision being rolled back), and the stable Service selects only
+		// the target revision, which never leaves it without endpoints
+		// since its pods only grow.
+		t := Traffic{Stable: StableNarrow, StableRevision: cs.StableRevision, Routes: RoutesRestore, Canary: CanaryRemove}
+		if t.StableRevision == "" {
+			t.StableRevision = obs.Traffic.StableRevision
+		}
+		return t
 	}
 	idx := min(max(cs.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // at most 50 steps
 	step := steps[idx-1]
@@ -307,6 +326,12 @@ func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *rolloutsv1beta1.CanaryStatus, 
 	return t
 }
 
+// rollingBack reports whether the release cs describes is a rollback in
+// batches: it releases the revision it replaced.
+func rollingBack(cs *rolloutsv1beta1.CanaryStatus) bool {
+	return cs.StableRevision != "" && (cs.CanaryRevision == cs.StableRevision || cs.PodTemplateHash == cs.StableRevision)
+}
+
 // trafficStep reports whether a step shifts traffic.
 func trafficStep(s rolloutsv1beta1.CanaryStep) bool {
 	return s.Traffic != nil || len(s.Matches) > 0
@@ -317,17 +342,6 @@ func trafficStep(s rolloutsv1beta1.CanaryStep) bool {
 func inPlace(ro *rolloutsv1beta1.Rollout) bool {
 	s := ro.Spec.Strategy
 	return s.BlueGreen == nil && (s.Canary == nil || !s.Canary.EnableExtraWorkloadForCanary)
-}
-
-// routingsOf returns the trafficRoutings of ro's strategy.
-func routingsOf(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRoutingRef {
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		return s.Canary.TrafficRoutings
-	case s.BlueGreen != nil:
-		return s.BlueGreen.TrafficRoutings
-	}
-	return nil
 }
 
 func percentOf(s string) (int32, bool) {

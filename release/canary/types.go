@@ -53,6 +53,8 @@ type BatchReleaseView struct {
 	Partition *int32
 	// Policy is spec.releasePlan.finalizingPolicy.
 	Policy rolloutsv1beta1.FinalizingPolicyType
+	// RolloutID is spec.releasePlan.rolloutID: the release the plan is for.
+	RolloutID string
 	// Generation and ObservedGeneration of the BatchRelease.
 	Generation, ObservedGeneration int64
 	// Phase, CurrentBatch and BatchState from its status.
