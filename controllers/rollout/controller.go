@@ -77,9 +77,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 
+	missingRouting, err := r.resolveRoutingRef(ctx, ro)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
 	s, err := r.observe(ctx, ro)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	if missingRouting != "" {
+		s.obs.Blocking = append(s.obs.Blocking, missingRouting)
 	}
 	toCanaryView(ro)
 	r.observeTraffic(ctx, s)
@@ -93,6 +100,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	r.Metrics.Observe(ctx, s.base, ro, actions)
 	if actErr != nil {
 		return reconcile.Result{}, actErr
+	}
+	if err := r.holdRoutingRef(ctx, ro, releasing(ro, actions.RemoveFinalizer)); err != nil {
+		return reconcile.Result{}, err
 	}
 	if actions.RemoveFinalizer {
 		if err := r.removeFinalizer(ctx, s); err != nil {

@@ -4,19 +4,32 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
+	"github.com/sluice-dev/sluice/traffic"
+	"github.com/sluice-dev/sluice/traffic/gateway"
+	"github.com/sluice-dev/sluice/traffic/ingress"
 )
 
 // WorkloadIndex indexes Rollouts by the workload they release, as
 // "<Kind>/<name>".
 const WorkloadIndex = "spec.workloadRef"
+
+// RoutesIndex indexes Rollouts, and TrafficRoutings, by the objects their
+// traffic goes through, as "<Kind>/<name>": the Services, Ingresses and
+// HTTPRoutes they name and those sluice creates beside them, and (for
+// Rollouts) the TrafficRouting they name.
+const RoutesIndex = "spec.trafficRoutings"
 
 // SetupWithManager registers the controller, its index and its watches.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
@@ -24,6 +37,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		ro := o.(*rolloutsv1beta1.Rollout)
 		return []string{ro.Spec.WorkloadRef.Kind + "/" + ro.Spec.WorkloadRef.Name}
 	}); err != nil {
+		return err
+	}
+	if err := r.indexRoutes(ctx, mgr); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -34,6 +50,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
 		WatchesRawSource(dynamicwatch.Definitions(mgr.GetCache(), mgr.GetClient())).
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("DaemonSet"))).
+		Watches(&rolloutsv1alpha1.TrafficRouting{}, handler.EnqueueRequestsFromMapFunc(r.forRoute("TrafficRouting"))).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.forRoute("Service")), builder.OnlyMetadata).
+		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.forRoute("Ingress")), builder.OnlyMetadata).
+		WatchesRawSource(&servedLater{cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), gvk: gateway.HTTPRouteKind,
+			handler: handler.EnqueueRequestsFromMapFunc(r.forRoute("HTTPRoute"))}).
 		Named("rollout").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
@@ -52,6 +73,88 @@ func (r *Reconciler) forWorkload(kind string) handler.MapFunc {
 		reqs := make([]reconcile.Request, 0, len(list.Items))
 		for i := range list.Items {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return reqs
+	}
+}
+
+// +kubebuilder:rbac:groups="",resources=services,verbs=list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=list;watch
+
+// indexRoutes registers RoutesIndex for Rollouts and TrafficRoutings.
+func (r *Reconciler) indexRoutes(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &rolloutsv1beta1.Rollout{}, RoutesIndex, func(o client.Object) []string {
+		ro := o.(*rolloutsv1beta1.Rollout)
+		keys := routeKeys(routingsOf(ro))
+		if name := routingRefOf(ro); name != "" {
+			keys = append(keys, "TrafficRouting/"+name)
+		}
+		return keys
+	}); err != nil {
+		return err
+	}
+	return mgr.GetFieldIndexer().IndexField(ctx, &rolloutsv1alpha1.TrafficRouting{}, RoutesIndex, func(o client.Object) []string {
+		tr := o.(*rolloutsv1alpha1.TrafficRouting)
+		refs := make([]rolloutsv1beta1.TrafficRoutingRef, 0, len(tr.Spec.ObjectRef))
+		for _, e := range tr.Spec.ObjectRef {
+			refs = append(refs, e.V1beta1())
+		}
+		return routeKeys(refs)
+	})
+}
+
+// routingsOf returns the trafficRoutings of ro's strategy.
+func routingsOf(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRoutingRef {
+	switch s := ro.Spec.Strategy; {
+	case s.Canary != nil:
+		return s.Canary.TrafficRoutings
+	case s.BlueGreen != nil:
+		return s.BlueGreen.TrafficRoutings
+	}
+	return nil
+}
+
+// routeKeys returns the RoutesIndex keys of refs.
+func routeKeys(refs []rolloutsv1beta1.TrafficRoutingRef) []string {
+	var out []string
+	for _, ref := range refs {
+		out = append(out, "Service/"+ref.Service, "Service/"+traffic.CanaryServiceName(ref.Service))
+		if ref.Ingress != nil {
+			out = append(out, "Ingress/"+ref.Ingress.Name, "Ingress/"+ingress.CanaryName(ref.Ingress.Name))
+		}
+		if ref.Gateway != nil && ref.Gateway.HTTPRouteName != nil {
+			out = append(out, "HTTPRoute/"+*ref.Gateway.HTTPRouteName)
+		}
+	}
+	return out
+}
+
+// forRoute maps an object of kind that traffic goes through to the
+// Rollouts that route through it, directly or through a TrafficRouting.
+func (r *Reconciler) forRoute(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		key := kind + "/" + o.GetName()
+		keys := []string{key}
+		if kind != "TrafficRouting" {
+			trs := &rolloutsv1alpha1.TrafficRoutingList{}
+			if err := r.Client.List(ctx, trs, client.InNamespace(o.GetNamespace()), client.MatchingFields{RoutesIndex: key}); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Listing TrafficRoutings for a route event")
+			}
+			for i := range trs.Items {
+				keys = append(keys, "TrafficRouting/"+trs.Items[i].Name)
+			}
+		}
+		var reqs []reconcile.Request
+		for _, k := range keys {
+			list := &rolloutsv1beta1.RolloutList{}
+			if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{RoutesIndex: k}); err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "Listing Rollouts for a route event")
+				return nil
+			}
+			for i := range list.Items {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+			}
 		}
 		return reqs
 	}

@@ -43,20 +43,17 @@ func Analyze(ro *rolloutsv1beta1.Rollout) (blocking, ignored []string) {
 		blocking = append(blocking, styleField(Style(ro))+": "+why)
 	}
 	s := ro.Spec.Strategy
-	prefix, routings, ref := "spec.strategy.canary", []rolloutsv1beta1.TrafficRoutingRef(nil), ""
+	prefix, routings := "spec.strategy.canary", []rolloutsv1beta1.TrafficRoutingRef(nil)
 	switch {
 	case s.Canary != nil:
-		routings, ref = s.Canary.TrafficRoutings, s.Canary.TrafficRoutingRef
+		routings = s.Canary.TrafficRoutings
 		if s.Canary.PatchPodTemplateMetadata != nil && !s.Canary.EnableExtraWorkloadForCanary {
 			ignored = append(ignored, prefix+".patchPodTemplateMetadata (only used with enableExtraWorkloadForCanary)")
 		}
 	case s.BlueGreen != nil:
-		prefix, routings, ref = "spec.strategy.blueGreen", s.BlueGreen.TrafficRoutings, s.BlueGreen.TrafficRoutingRef
+		prefix, routings = "spec.strategy.blueGreen", s.BlueGreen.TrafficRoutings
 	default:
 		return append(blocking, "spec.strategy: set canary or blueGreen"), ignored
-	}
-	if ref != "" {
-		ignored = append(ignored, prefix+".trafficRoutingRef (the TrafficRouting kind is not supported yet)")
 	}
 	for i, r := range routings {
 		ignored = append(ignored, providers.Unsupported(fmt.Sprintf("%s.trafficRoutings[%d]", prefix, i), r)...)

@@ -48,7 +48,7 @@ func TestAnalyze_traffic(t *testing.T) {
 			blocking: "spec.strategy.canary.steps[0] cannot be expressed by spec.strategy.canary.trafficRoutings[0]: ingress web (class nginx)"},
 		{name: "a class not built in: named", ro: withRouting(traefik, rolloutsv1beta1.TrafficRoutingStrategy{Traffic: twenty}),
 			noBlocking: true, ignored: `spec.strategy.canary.trafficRoutings[0].ingress.classType "traefik"`},
-		{name: "trafficRoutingRef: named", ro: withRef, noBlocking: true, ignored: "spec.strategy.canary.trafficRoutingRef"},
+		{name: "trafficRoutingRef: supported", ro: withRef, noBlocking: true, noIgnored: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,9 +49,13 @@ var unexercised = map[string]justified{
 		"timeline reads events through the cache (test/web, off unless --web-bind-address is set)"},
 	"/events": {"patch", "a repeated leader election event"},
 	// Traffic routing and GitOps, not part of a plain release.
-	"/services":                                  {"get create update patch delete", "canary and stable Services of trafficRoutings"},
-	"networking.k8s.io/ingresses":                {"get create update patch delete", "traffic routing through a canary Ingress"},
-	"gateway.networking.k8s.io/httproutes":       {"get update patch", "traffic routing through Gateway API HTTPRoutes"},
+	"/services":                            {"get list create update patch delete", "canary and stable Services of trafficRoutings; list fills the metadata cache the Rollout controller watches"},
+	"networking.k8s.io/ingresses":          {"get list create update patch delete", "traffic routing through a canary Ingress; list fills the metadata cache"},
+	"gateway.networking.k8s.io/httproutes": {"get list watch update patch", "traffic routing through Gateway API HTTPRoutes; watched when served as sluice starts"},
+	// TrafficRoutings (test/e2e/traffic_routingref_test).
+	"rollouts.kruise.io/trafficroutings":            {"get list update patch", "TrafficRoutings: cache fill, the finalizers Rollouts and the controller put on them"},
+	"rollouts.kruise.io/trafficroutings/status":     {"get update patch", "the TrafficRouting controller reports on TrafficRoutings"},
+	"rollouts.kruise.io/trafficroutings/finalizers": {"update", "owner references to a TrafficRouting (its canary Ingress)"},
 	"/secrets":                                   {"get", "GitGates read the Git credentials Secret they name"},
 	"gitops.sluice.dev/gitgates":                 {"get list", "the GitOps controller reads GitGates (cache fill)"},
 	"gitops.sluice.dev/gitgates/status":          {"get update patch", "the GitOps controller reports on GitGates"},

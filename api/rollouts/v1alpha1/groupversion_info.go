@@ -19,7 +19,7 @@ var GroupVersion = schema.GroupVersion{Group: "rollouts.kruise.io", Version: "v1
 
 // AddToScheme registers the kinds of this API with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Rollout{}, &RolloutList{})
+	s.AddKnownTypes(GroupVersion, &Rollout{}, &RolloutList{}, &TrafficRouting{}, &TrafficRoutingList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
