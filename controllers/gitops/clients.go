@@ -22,6 +22,7 @@ type SCM interface {
 	scm.CommitStatusWriter
 	scm.PullRequestReader
 	scm.PermissionReader
+	scm.TeamReader
 	scm.RevertProposer
 }
 
@@ -92,7 +93,8 @@ func (r *Reconciler) clientsFor(ctx context.Context, gg *gitopsv1alpha1.GitGate)
 		return nil, fmt.Errorf("git: %w", err)
 	}
 	owner, repo, _ := strings.Cut(gg.Spec.GitHub.Repository, "/")
-	opts := github.Options{Owner: owner, Repo: repo, BaseURL: gg.Spec.GitHub.APIURL, Token: string(data(ghSecret, "token"))}
+	opts := github.Options{Owner: owner, Repo: repo, BaseURL: gg.Spec.GitHub.APIURL, Token: string(data(ghSecret, "token")),
+		Observer: r.SCMObserver}
 	if opts.Token == "" {
 		app := &github.AppCredentials{PrivateKeyPEM: data(ghSecret, "privateKey")}
 		app.AppID, _ = strconv.ParseInt(string(data(ghSecret, "appID")), 10, 64)

@@ -34,6 +34,7 @@ import (
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/gitops/scm"
 	"github.com/sluice-dev/sluice/gitops/scm/github"
 )
 
@@ -57,6 +58,9 @@ type Reconciler struct {
 	AllowInsecureHTTP bool
 	// NewSCM builds the SCM client of a GitGate; nil builds a GitHub client.
 	NewSCM func(github.Options) (SCM, error)
+	// SCMObserver is told about every request to the SCM (metrics); nil
+	// tells nobody.
+	SCMObserver scm.Observer
 
 	cache    clientCache
 	triggers chan event.GenericEvent
@@ -70,6 +74,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets;daemonsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=apps.kruise.io,resources=clonesets;statefulsets;daemonsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kustomize.toolkit.fluxcd.io,resources=kustomizations,verbs=get
 // +kubebuilder:rbac:groups=argoproj.io,resources=applications,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

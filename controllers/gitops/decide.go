@@ -77,6 +77,9 @@ type Label struct {
 	scm.AppliedLabel
 	// Permission of AddedBy on the repository.
 	Permission scm.Permission
+	// Teams are the allowed teams ("org/team-slug") AddedBy is an active
+	// member of; read only when the policy lists allowed teams.
+	Teams []string
 }
 
 // TrailerCommit is a commit on the branch after the revision, with its sluice
@@ -109,6 +112,10 @@ type Policy struct {
 	// AllowedUsers and AllowedCommitters restrict who may act (empty: anyone
 	// with the permission, or any committer).
 	AllowedUsers, AllowedCommitters []string
+	// AllowedTeams ("org/team-slug") admit their members' labels too: with
+	// AllowedUsers, a label's author must be one of the users or a member
+	// of one of the teams.
+	AllowedTeams []string
 }
 
 // Observation is what the gate knows of one bound Rollout.
@@ -297,7 +304,12 @@ func (o Observation) refuseLabel(l Label, action Action) (reason, message string
 		return ReasonUnknownActor, what + ": GitHub does not say who added it; remove it and add it again"
 	case !l.Permission.AtLeast(o.Policy.MinPermission):
 		return ReasonInsufficientPermission, fmt.Sprintf("%s: %s has %s permission, %s is needed", what, l.AddedBy, l.Permission, o.Policy.MinPermission)
-	case len(o.Policy.AllowedUsers) > 0 && !containsFold(o.Policy.AllowedUsers, l.AddedBy):
+	case len(o.Policy.AllowedTeams) > 0 && !containsFold(o.Policy.AllowedUsers, l.AddedBy) && len(l.Teams) == 0:
+		if len(o.Policy.AllowedUsers) > 0 {
+			return ReasonNotAllowed, what + ": not one of the allowed users nor a member of an allowed team"
+		}
+		return ReasonNotAllowed, what + ": not a member of an allowed team"
+	case len(o.Policy.AllowedTeams) == 0 && len(o.Policy.AllowedUsers) > 0 && !containsFold(o.Policy.AllowedUsers, l.AddedBy):
 		return ReasonNotAllowed, what + ": not one of the allowed users"
 	case action != ActionRollback && !l.AddedAt.After(o.Rollout.PausedAt):
 		// Both times have whole seconds: a label of the same second as the

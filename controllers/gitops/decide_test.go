@@ -89,6 +89,47 @@ func TestDecide(t *testing.T) {
 			wantReasons: []string{ReasonNotAllowed}, wantPosts: []Post{pending1},
 		},
 		{
+			name: "member of an allowed team approves",
+			o: with(atStep(1), func(o *Observation) {
+				o.Policy.AllowedTeams = []string{"acme/release-managers"}
+				l := label("sluice/approve", "jane", scm.PermissionWrite, after)
+				l.Teams = []string{"acme/release-managers"}
+				o.Labels = []Label{l}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, At: after,
+				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "writer outside the allowed teams is refused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Policy.AllowedTeams = []string{"acme/release-managers"}
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionAdmin, after)}
+			}),
+			wantReasons: []string{ReasonNotAllowed}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "allowed user outside the allowed teams approves",
+			o: with(atStep(1), func(o *Observation) {
+				o.Policy.AllowedUsers = []string{"Jane"}
+				o.Policy.AllowedTeams = []string{"acme/release-managers"}
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, At: after,
+				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "team member without the permission is refused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Policy.AllowedTeams = []string{"acme/release-managers"}
+				l := label("sluice/approve", "jane", scm.PermissionRead, after)
+				l.Teams = []string{"acme/release-managers"}
+				o.Labels = []Label{l}
+			}),
+			wantReasons: []string{ReasonInsufficientPermission}, wantPosts: []Post{pending1},
+		},
+		{
 			name:        "label without a known author is refused",
 			o:           with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "", scm.PermissionNone, after)} }),
 			wantReasons: []string{ReasonUnknownActor}, wantPosts: []Post{pending1},

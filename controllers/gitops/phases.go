@@ -39,6 +39,9 @@ type scope struct {
 	retryAt time.Time
 	// perms caches permissions read in this reconcile.
 	perms map[string]scm.Permission
+	// teams caches, per user, the allowed teams they are a member of, read
+	// in this reconcile.
+	teams map[string][]string
 }
 
 // gather builds the clients, fetches the branch and lists the bound Rollouts.
@@ -62,7 +65,7 @@ func (r *Reconciler) gather(ctx context.Context, gg *gitopsv1alpha1.GitGate) (*s
 	if err := r.Client.List(ctx, list, client.InNamespace(gg.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, fmt.Errorf("listing rollouts: %w", err)
 	}
-	return &scope{gg: gg, c: c, head: head.SHA, rollouts: list.Items, policy: policyOf(gg), perms: map[string]scm.Permission{}}, nil
+	return &scope{gg: gg, c: c, head: head.SHA, rollouts: list.Items, policy: policyOf(gg), perms: map[string]scm.Permission{}, teams: map[string][]string{}}, nil
 }
 
 // reconcileRollout observes, decides and acts for one bound Rollout.
@@ -280,9 +283,48 @@ func (r *Reconciler) observePullRequest(ctx context.Context, s *scope, o *Observ
 				s.perms[l.AddedBy] = perm
 			}
 			lb.Permission = perm
+			if perm.AtLeast(p.MinPermission) {
+				teams, err := r.teamsOf(ctx, s, l.AddedBy)
+				if err != nil {
+					s.noteSCM(err)
+					log.Info("Team membership not read", "user", l.AddedBy, "reason", err.Error())
+					continue
+				}
+				lb.Teams = teams
+			}
 		}
 		o.Labels = append(o.Labels, lb)
 	}
+}
+
+// teamsOf returns the allowed teams user is an active member of. It asks
+// only when the policy lists allowed teams and user is not already one of
+// the allowed users, and only until a team admits them.
+func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string) ([]string, error) {
+	p := s.policy
+	if len(p.AllowedTeams) == 0 || containsFold(p.AllowedUsers, user) {
+		return nil, nil
+	}
+	if teams, ok := s.teams[user]; ok {
+		return teams, nil
+	}
+	var teams []string
+	for _, team := range p.AllowedTeams {
+		org, slug, ok := strings.Cut(team, "/")
+		if !ok {
+			continue
+		}
+		member, err := s.c.scm.TeamMember(ctx, org, slug, user)
+		if err != nil {
+			return nil, err
+		}
+		if member {
+			teams = append(teams, team)
+			break
+		}
+	}
+	s.teams[user] = teams
+	return teams, nil
 }
 
 // workload reads ro's workload.
@@ -354,7 +396,7 @@ func viewOf(ro *rolloutsv1beta1.Rollout) RolloutView {
 func policyOf(gg *gitopsv1alpha1.GitGate) Policy {
 	a := gg.Spec.Approval
 	p := Policy{ApproveLabel: a.Labels.Approve, PromoteFullLabel: a.Labels.PromoteFull, RollbackLabel: a.Labels.Rollback,
-		AllowedUsers: a.AllowedUsers, AllowedCommitters: a.AllowedCommitters}
+		AllowedUsers: a.AllowedUsers, AllowedCommitters: a.AllowedCommitters, AllowedTeams: a.AllowedTeams}
 	if p.ApproveLabel == "" {
 		p.ApproveLabel = "sluice/approve"
 	}

@@ -12,6 +12,18 @@ import (
 	"time"
 )
 
+// Observer is told about every request an SCM client sends, for metrics
+// (observability/metrics.Metrics implements it). Implementations must be
+// safe for concurrent use and must not block.
+type Observer interface {
+	// Request counts one HTTP request: op names the operation (method and
+	// route, e.g. "POST /repos/statuses/{sha}"), status its outcome (the
+	// HTTP status code, or "error" when no response came).
+	Request(op, status string)
+	// RateLimit records the remaining request budget the SCM reported.
+	RateLimit(remaining int)
+}
+
 // CommitStatusWriter reports a rollout's progress as a commit status.
 type CommitStatusWriter interface {
 	// SetStatus makes status the latest status of its context on the commit sha. It posts only
@@ -39,6 +51,14 @@ type PermissionReader interface {
 	// Permission returns the user's permission on the repository. A user the host does not know
 	// is a NotFoundError.
 	Permission(ctx context.Context, user string) (Permission, error)
+}
+
+// TeamReader reads who belongs to the host's teams.
+type TeamReader interface {
+	// TeamMember tells whether user is an active member of the team slug of the organisation
+	// org (members of its child teams included, as GitHub counts them). A pending invitation,
+	// a team the host does not know and a team the credentials cannot see are all false.
+	TeamMember(ctx context.Context, org, slug, user string) (bool, error)
 }
 
 // RevertProposer opens a pull request that reverts a merge commit.

@@ -17,7 +17,7 @@
 //     release, and deletes the Rollout's series when it is deleted.
 //   - SCM clients (gitops/scm/...) take an SCMObserver and call
 //     Request(op, status) once per API request, with the operation
-//     ("get-pull-request", "create-commit-status", ...) and the outcome (the
+//     (method and route, "POST /repos/statuses/{sha}", ...) and the outcome (the
 //     HTTP status code as text, or "error" when no response came), and
 //     RateLimit(remaining) with the remaining request budget the SCM
 //     reported.

@@ -32,6 +32,7 @@ func (s *Server) handlers() map[string]handler {
 		"repos/get-collaborator-permission-level": s.getPermission,
 		"repos/list-commit-statuses-for-ref":      s.listStatuses,
 		"repos/list-pull-requests-associated-with-commit": s.listPullsForCommit,
+		"teams/get-membership-for-user-in-org":            s.getTeamMembership,
 	}
 }
 

@@ -58,6 +58,7 @@ type Server struct {
 	remaining int
 	corrupt   func(operation string, body []byte) []byte
 	hooks     webhooks
+	teams     map[string]map[string]string // "org/slug" (lower case) -> login (lower case) -> membership state
 }
 
 // tokenInfo is an accepted bearer token.

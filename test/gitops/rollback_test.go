@@ -3,6 +3,9 @@ package gitops
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/test/githubfake"
@@ -125,5 +128,52 @@ func TestGitGate_revertCommit_rollsBackBeforeTheSync(t *testing.T) {
 	}
 	if s := w.status(revert); s.State != "success" {
 		t.Fatalf("revert status %+v after the sync, want success", s)
+	}
+}
+
+// Story 3b: sluice/rollback on the pull request of a StatefulSet's release
+// sets the StatefulSet's pod template back to the stable revision's, read
+// from its ControllerRevision, and every pod goes back to the stable image.
+func TestGitGate_rollbackLabel_statefulSet_templateFromTheControllerRevision(t *testing.T) {
+	w := newWorldOf(t, "StatefulSet", nil)
+	w.gh.SetRole(ghRepo, "ops", githubfake.RoleWrite)
+
+	// Given v2 merged, applied, paused at step 1: the highest ordinal runs
+	// v2, the partition holds the other three on v1.
+	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "dev", map[string]string{manifest: statefulSetYAML("v2")})
+	w.fluxSync(merge)
+	ro := w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
+	stable := ro.Status.CanaryStatus.StableRevision
+	w.waitDeploymentSplit(3, 1)
+	w.waitStatus(merge, "pending", "step 1/3 paused: add label sluice/approve to continue")
+	sts := &appsv1.StatefulSet{}
+	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: w.ns, Name: "checkout"}, sts); err != nil {
+		t.Fatal(err)
+	}
+	if p := sts.Spec.UpdateStrategy.RollingUpdate; p == nil || p.Partition == nil || *p.Partition != 3 {
+		t.Fatalf("partition while paused at step 1 = %+v, want 3", p)
+	}
+	if img := sts.Spec.Template.Spec.Containers[0].Image; img != "shop/checkout:v2" {
+		t.Fatalf("template image while paused = %s, want v2", img)
+	}
+
+	// When ops adds sluice/rollback to the pull request.
+	w.gh.AddLabel(ghRepo, pr, "sluice/rollback", "ops")
+
+	// Then the StatefulSet's template is v1 again (the stable
+	// ControllerRevision's), every pod runs v1, the release has stopped and
+	// the status on the merge commit is failure "rolled back by ops".
+	w.waitEvent("Rollout", "checkout", "RolledBack", "to the stable revision "+stable+" by ops via github-label")
+	w.waitRollout("Healthy after rollback", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	w.waitDeployment("v1", 4)
+	w.waitStatus(merge, "failure", "rolled back by ops")
+	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: w.ns, Name: "checkout"}, sts); err != nil {
+		t.Fatal(err)
+	}
+	if sts.Status.UpdateRevision != stable {
+		t.Errorf("update revision after rollback = %s, want the stable %s", sts.Status.UpdateRevision, stable)
+	}
+	if a := w.getGate().Status.Rollouts[0].Approvals; len(a) != 1 || a[0].Action != "Rollback" || a[0].By != "ops" {
+		t.Errorf("gate approvals = %+v, want one Rollback by ops", a)
 	}
 }

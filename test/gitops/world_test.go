@@ -39,13 +39,15 @@ const (
 	manifest = "apps/checkout.yaml"
 )
 
-// world is one story's setting: a namespace with a Deployment "checkout"
-// applied by the simulated Flux from a Git repository mirrored on the fake
-// GitHub, a Rollout of it with steps 1 pod (pause), 2 pods (pause), all, and
-// a GitGate binding it.
+// world is one story's setting: a namespace with a Deployment (or another
+// kind) "checkout" applied by the simulated Flux from a Git repository
+// mirrored on the fake GitHub, a Rollout of it with steps 1 pod (pause), 2
+// pods (pause), all, and a GitGate binding it.
 type world struct {
-	t    *testing.T
-	ns   string
+	t  *testing.T
+	ns string
+	// kind is the workload's kind: Deployment or StatefulSet.
+	kind string
 	repo *gitserver.Repo
 	gh   *githubfake.Server
 	gate *gitopsv1alpha1.GitGate
@@ -58,12 +60,20 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// newWorld builds the setting and waits until the Rollout is Healthy on the
-// first commit, image v1.
+// newWorld builds the setting around a Deployment and waits until the
+// Rollout is Healthy on the first commit, image v1.
 func newWorld(t *testing.T, mutate func(*gitopsv1alpha1.GitGate)) *world {
 	t.Helper()
+	return newWorldOf(t, "Deployment", mutate)
+}
+
+// newWorldOf builds the setting around a workload of kind (Deployment or
+// StatefulSet) and waits until the Rollout is Healthy on the first commit,
+// image v1.
+func newWorldOf(t *testing.T, kind string, mutate func(*gitopsv1alpha1.GitGate)) *world {
+	t.Helper()
 	ctx := ctxFor(t)
-	w := &world{t: t, ns: "gitops-" + rand.String(6)}
+	w := &world{t: t, ns: "gitops-" + rand.String(6), kind: kind}
 	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
@@ -84,7 +94,7 @@ func newWorld(t *testing.T, mutate func(*gitopsv1alpha1.GitGate)) *world {
 	if w.repo, err = suite.git.CreateRepo(w.ns+".git", "main"); err != nil {
 		t.Fatalf("creating the repository: %v", err)
 	}
-	first := w.commit("main", "Add checkout", map[string]string{manifest: deploymentYAML("v1")})
+	first := w.commit("main", "Add checkout", map[string]string{manifest: w.manifestYAML("v1")})
 	w.mirror("main", first)
 
 	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "github"}, StringData: map[string]string{"token": botToken}})
@@ -94,7 +104,7 @@ func newWorld(t *testing.T, mutate func(*gitopsv1alpha1.GitGate)) *world {
 	ro := &rolloutsv1beta1.Rollout{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "checkout", Labels: map[string]string{"app": "checkout"}},
 		Spec: rolloutsv1beta1.RolloutSpec{
-			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "checkout"},
+			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: w.kind, Name: "checkout"},
 			Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: []rolloutsv1beta1.CanaryStep{
 				step("1"), step("2"), {Replicas: ptr(intstr.FromString("100%"))},
 			}}},
@@ -143,6 +153,37 @@ metadata:
   name: checkout
 spec:
   replicas: 4
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+    spec:
+      containers:
+      - name: app
+        image: shop/checkout:%s
+`, tag)
+}
+
+// manifestYAML is the manifest of the world's workload at image tag.
+func (w *world) manifestYAML(tag string) string {
+	if w.kind == "StatefulSet" {
+		return statefulSetYAML(tag)
+	}
+	return deploymentYAML(tag)
+}
+
+// statefulSetYAML is the manifest of a StatefulSet at image tag. It sets no
+// partition: sluice owns that field during a release.
+func statefulSetYAML(tag string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: checkout
+spec:
+  replicas: 4
+  serviceName: checkout
+  podManagementPolicy: Parallel
   selector:
     matchLabels: {app: checkout}
   template:
@@ -223,6 +264,33 @@ func (w *world) kustomization() {
 func (w *world) fluxSync(sha string) {
 	w.t.Helper()
 	ctx := ctxFor(w.t)
+	obj := w.manifestAt(sha)
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[revision.FluxNameLabel], labels[revision.FluxNamespaceLabel] = "apps", w.ns
+	obj.SetLabels(labels)
+	if err := suite.c.Patch(ctx, obj, client.Apply, client.FieldOwner("kustomize-controller"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply
+		w.t.Fatalf("applying %s: %v", manifest, err)
+	}
+	k := &unstructured.Unstructured{}
+	k.SetGroupVersionKind(revision.KustomizationGVK)
+	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: "apps"}, k); err != nil {
+		w.t.Fatal(err)
+	}
+	rev := "main@sha1:" + sha
+	_ = unstructured.SetNestedField(k.Object, rev, "status", "lastAppliedRevision")
+	_ = unstructured.SetNestedField(k.Object, rev, "status", "lastAttemptedRevision")
+	if err := suite.c.Status().Update(ctx, k); err != nil {
+		w.t.Fatalf("updating the kustomization status: %v", err)
+	}
+}
+
+// manifestAt reads the workload's manifest at commit sha, in the world's
+// namespace.
+func (w *world) manifestAt(sha string) *unstructured.Unstructured {
+	w.t.Helper()
 	repo, err := gogit.PlainOpen(w.repo.Dir())
 	if err != nil {
 		w.t.Fatal(err)
@@ -244,21 +312,7 @@ func (w *world) fluxSync(sha string) {
 		w.t.Fatal(err)
 	}
 	obj.SetNamespace(w.ns)
-	obj.SetLabels(map[string]string{revision.FluxNameLabel: "apps", revision.FluxNamespaceLabel: w.ns})
-	if err := suite.c.Patch(ctx, obj, client.Apply, client.FieldOwner("kustomize-controller"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply
-		w.t.Fatalf("applying %s: %v", manifest, err)
-	}
-	k := &unstructured.Unstructured{}
-	k.SetGroupVersionKind(revision.KustomizationGVK)
-	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: "apps"}, k); err != nil {
-		w.t.Fatal(err)
-	}
-	rev := "main@sha1:" + sha
-	_ = unstructured.SetNestedField(k.Object, rev, "status", "lastAppliedRevision")
-	_ = unstructured.SetNestedField(k.Object, rev, "status", "lastAttemptedRevision")
-	if err := suite.c.Status().Update(ctx, k); err != nil {
-		w.t.Fatalf("updating the kustomization status: %v", err)
-	}
+	return obj
 }
 
 // eventually polls cond every 100ms until it holds, failing after two
@@ -323,7 +377,8 @@ func (w *world) waitGate(what string, cond func(*gitopsv1alpha1.GitGate) bool) *
 	return g
 }
 
-// podsByImage counts the live pods of checkout by image tag.
+// podsByImage counts the live pods of checkout by image tag (what follows
+// the image's last colon).
 func (w *world) podsByImage() map[string]int {
 	w.t.Helper()
 	pods := &corev1.PodList{}
@@ -333,15 +388,20 @@ func (w *world) podsByImage() map[string]int {
 	out := map[string]int{}
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil {
-			out[strings.TrimPrefix(p.Spec.Containers[0].Image, "shop/checkout:")]++
+			img := p.Spec.Containers[0].Image
+			out[img[strings.LastIndex(img, ":")+1:]]++
 		}
 	}
 	return out
 }
 
-// waitDeployment waits until the Deployment runs n pods of tag, all ready.
+// waitDeployment waits until the workload runs n pods of tag, all ready.
 func (w *world) waitDeployment(tag string, n int) {
 	w.t.Helper()
+	if w.kind == "StatefulSet" {
+		w.waitStatefulSet(tag, n)
+		return
+	}
 	w.eventually(fmt.Sprintf("%d pods of %s", n, tag), func() (bool, string) {
 		d := &appsv1.Deployment{}
 		if err := suite.c.Get(ctxFor(w.t), types.NamespacedName{Namespace: w.ns, Name: "checkout"}, d); err != nil {
@@ -349,6 +409,22 @@ func (w *world) waitDeployment(tag string, n int) {
 		}
 		pods := w.podsByImage()
 		return pods[tag] == n && len(pods) == 1 && d.Status.AvailableReplicas == int32(n), fmt.Sprint(pods, d.Status) //nolint:gosec // small
+	})
+}
+
+// waitStatefulSet waits until the StatefulSet runs n pods of tag, all
+// ready, and its template is at tag.
+func (w *world) waitStatefulSet(tag string, n int) {
+	w.t.Helper()
+	w.eventually(fmt.Sprintf("%d pods of %s", n, tag), func() (bool, string) {
+		s := &appsv1.StatefulSet{}
+		if err := suite.c.Get(ctxFor(w.t), types.NamespacedName{Namespace: w.ns, Name: "checkout"}, s); err != nil {
+			return false, err.Error()
+		}
+		pods := w.podsByImage()
+		image := s.Spec.Template.Spec.Containers[0].Image
+		return pods[tag] == n && len(pods) == 1 && s.Status.ReadyReplicas == int32(n) && image == "shop/checkout:"+tag, //nolint:gosec // small
+			fmt.Sprint(pods, image, s.Status)
 	})
 }
 

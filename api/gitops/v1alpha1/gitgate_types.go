@@ -205,6 +205,17 @@ type ApprovalPolicy struct {
 	// +listType=set
 	// +optional
 	AllowedUsers []string `json:"allowedUsers,omitempty"`
+	// AllowedTeams, when set, lists GitHub teams as "org/team-slug" whose
+	// active members' labels count (they also need MinPermission). With
+	// AllowedUsers, a label counts when its author is one of the users or a
+	// member of one of the teams. Reading team membership needs the
+	// organisation's members:read permission (a token's read:org scope).
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:Pattern="^[A-Za-z0-9-]+/[A-Za-z0-9._-]+$"
+	// +kubebuilder:validation:items:MaxLength=140
+	// +listType=set
+	// +optional
+	AllowedTeams []string `json:"allowedTeams,omitempty"`
 	// AllowedCommitters, when set, lists the e-mail addresses whose trailer
 	// commits count: the signer's identity when SigningKeysSecretRef is
 	// set, else the commit's author (which Git does not verify).

@@ -50,6 +50,11 @@ func (in *ApprovalPolicy) DeepCopyInto(out *ApprovalPolicy) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.AllowedTeams != nil {
+		in, out := &in.AllowedTeams, &out.AllowedTeams
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.AllowedCommitters != nil {
 		in, out := &in.AllowedCommitters, &out.AllowedCommitters
 		*out = make([]string, len(*in))

@@ -3,8 +3,8 @@ package plugin
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/revisions"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/view"
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 func newHistoryCommand(o *options) *cobra.Command {
@@ -32,7 +32,7 @@ and the approval record (the 20 newest) stay.`,
 			}
 			var revs []revisions.Revision
 			if w, err := s.workload(ctx, ro); err == nil {
-				if revs, err = s.revisionsOf(ctx, w); err != nil {
+				if revs, err = revisions.List(ctx, s.c, w, w.GroupVersionKind()); err != nil {
 					return err
 				}
 			}

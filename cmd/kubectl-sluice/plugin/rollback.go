@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,7 +16,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/revisions"
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 func newRollbackCommand(o *options) *cobra.Command {
@@ -66,21 +63,18 @@ func runRollback(ctx context.Context, s *session, out io.Writer, ro *rolloutsv1b
 	if err != nil {
 		return err
 	}
-	revs, err := s.revisionsOf(ctx, w)
+	revs, err := revisions.List(ctx, s.c, w, w.GroupVersionKind())
 	if err != nil {
 		return err
 	}
 	what := fmt.Sprintf("%s %s/%s", w.GetKind(), w.GetNamespace(), w.GetName())
 	rev, found := revisions.Find(revs, stable)
 	if !found || rev.Template == nil {
-		kept := "ControllerRevision"
-		if isDeployment(w.GroupVersionKind()) {
-			kept = "ReplicaSet"
-		}
+		kept := revisions.KeptIn(w.GroupVersionKind())
 		return fmt.Errorf("cannot roll back rollout %s: no %s of %s holds the pod template of the stable revision %s; set the template back by hand (apply the previous manifest, or revert the change in Git)",
 			progress.Ref(ro), kept, what, stable)
 	}
-	current, err := templateOf(w)
+	current, err := revisions.TemplateOf(w)
 	if err != nil {
 		return fmt.Errorf("cannot roll back rollout %s: %s: %w", progress.Ref(ro), what, err)
 	}
@@ -133,38 +127,4 @@ func (s *session) workload(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*u
 		return nil, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ro.Namespace, ref.Name, err)
 	}
 	return w, nil
-}
-
-func isDeployment(gvk schema.GroupVersionKind) bool {
-	return gvk.Group == appsv1.GroupName && gvk.Kind == "Deployment"
-}
-
-// revisionsOf lists the revisions w keeps: a Deployment's ReplicaSets, the
-// ControllerRevisions of any other kind.
-func (s *session) revisionsOf(ctx context.Context, w *unstructured.Unstructured) ([]revisions.Revision, error) {
-	if isDeployment(w.GroupVersionKind()) {
-		list := &appsv1.ReplicaSetList{}
-		if err := s.c.List(ctx, list, client.InNamespace(w.GetNamespace())); err != nil {
-			return nil, fmt.Errorf("listing the replicasets of deployment %s/%s: %w", w.GetNamespace(), w.GetName(), err)
-		}
-		return revisions.FromReplicaSets(w.GetUID(), list.Items), nil
-	}
-	list := &appsv1.ControllerRevisionList{}
-	if err := s.c.List(ctx, list, client.InNamespace(w.GetNamespace())); err != nil {
-		return nil, fmt.Errorf("listing the controllerrevisions of %s %s/%s: %w", w.GetKind(), w.GetNamespace(), w.GetName(), err)
-	}
-	return revisions.FromControllerRevisions(w.GetUID(), list.Items), nil
-}
-
-// templateOf reads the pod template of w.
-func templateOf(w *unstructured.Unstructured) (*corev1.PodTemplateSpec, error) {
-	raw, found, err := unstructured.NestedMap(w.Object, "spec", "template")
-	if err != nil || !found {
-		return nil, fmt.Errorf("no pod template at spec.template")
-	}
-	tpl := &corev1.PodTemplateSpec{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, tpl); err != nil {
-		return nil, fmt.Errorf("reading spec.template: %w", err)
-	}
-	return tpl, nil
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/sluice-dev/sluice/controllers/batchrelease"
 	gitopscontroller "github.com/sluice-dev/sluice/controllers/gitops"
 	"github.com/sluice-dev/sluice/controllers/rollout"
+	"github.com/sluice-dev/sluice/controllers/trafficrouting"
 	"github.com/sluice-dev/sluice/controllers/webhookrules"
 	"github.com/sluice-dev/sluice/observability/metrics"
 	"github.com/sluice-dev/sluice/traffic/lua"
@@ -236,6 +237,11 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the batchrelease controller: %w", err)
 	}
+	if err := (&trafficrouting.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Workers: orDefault(o.RolloutWorkers, 3),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the trafficrouting controller: %w", err)
+	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv := mgr.GetWebhookServer()
 	srv.Register(workloadwebhook.Path, &webhook.Admission{Handler: &workloadwebhook.Handler{
@@ -249,7 +255,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
 		Decoder: decoder, Clock: clk, Delegates: []string{self}}})
 	gates := &gitopscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
-		Clock: clk, AllowInsecureHTTP: o.GitAllowInsecureHTTP}
+		Clock: clk, AllowInsecureHTTP: o.GitAllowInsecureHTTP, SCMObserver: m}
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gitgate controller: %w", err)
 	}

@@ -66,6 +66,8 @@ type Options struct {
 	MaxRetries     int
 	RetryBaseDelay time.Duration
 	RetryMaxDelay  time.Duration
+	// Observer is told about every request sent to GitHub, retries included; nil tells nobody.
+	Observer scm.Observer
 	// ETagCacheSize and StatusCacheSize bound the client's memory; zero takes the defaults.
 	ETagCacheSize   int
 	StatusCacheSize int
@@ -110,6 +112,9 @@ func New(opts Options) (*Client, error) {
 	next := httpClient.Transport
 	if next == nil {
 		next = http.DefaultTransport
+	}
+	if opts.Observer != nil {
+		next = &observeTransport{next: next, observer: opts.Observer}
 	}
 	limits := &gate{}
 	chain := func(tokens tokenSource) *gh.Client {

@@ -11,8 +11,8 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/revisions"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 // The kinds of history items, in the order items of the same time show.

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/revisions"
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
