@@ -63,12 +63,16 @@ build: ## Build the sluice manager and tools into ./bin.
 controlplane: ## Build the local control plane (first run: several minutes).
 	hack/controlplane/build.sh >/dev/null
 
+.PHONY: dataplane
+dataplane: ## Build the data-plane proxy (a reduced Traefik) for test/dataplane (first run: several minutes).
+	hack/dataplane/build.sh >/dev/null
+
 .PHONY: chromium
 chromium: ## Install Chromium for the web view's browser tests (apt-get; nothing when on PATH).
 	hack/chromium.sh
 
 .PHONY: test
-test: controlplane chromium $(HELM) ## Run every test, the integration tests on a local control plane.
+test: controlplane dataplane chromium $(HELM) ## Run every test, the integration tests on a local control plane.
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 .PHONY: bench

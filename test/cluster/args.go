@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 )
@@ -158,6 +159,19 @@ func kwokArgs(l layout, binDir string) []string {
 // per node, so each node has room for its 110 pods.
 func nodePodCIDR(index int) string {
 	return fmt.Sprintf("10.244.%d.0/24", index)
+}
+
+// nodePodCIDRIn is the /24 at index within network, an IPv4 /16.
+func nodePodCIDRIn(network string, index int) (string, error) {
+	prefix, err := netip.ParsePrefix(network)
+	if err != nil {
+		return "", err
+	}
+	if !prefix.Addr().Is4() || prefix.Bits() != 16 {
+		return "", fmt.Errorf("%s is not an IPv4 /16", network)
+	}
+	a := prefix.Masked().Addr().As4()
+	return fmt.Sprintf("%d.%d.%d.0/24", a[0], a[1], index), nil
 }
 
 // nodeIP is the InternalIP of the fake node with the given index.

@@ -112,3 +112,28 @@ func TestNodeAddressing_isDistinctPerNode(t *testing.T) {
 		t.Errorf("%d pod CIDRs and %d node IPs for %d nodes, want all distinct", len(cidrs), len(ips), maxNodes)
 	}
 }
+
+func TestNodePodCIDRIn(t *testing.T) {
+	tests := []struct {
+		name    string
+		network string
+		index   int
+		want    string
+		wantErr bool
+	}{
+		{name: "default range", network: podCIDR, index: 2, want: "10.244.2.0/24"},
+		{name: "local test range", network: "198.18.0.0/16", index: 0, want: "198.18.0.0/24"},
+		{name: "host bits are masked", network: "198.18.7.1/16", index: 1, want: "198.18.1.0/24"},
+		{name: "not a /16", network: "198.18.0.0/24", wantErr: true},
+		{name: "IPv6", network: "fd00::/16", wantErr: true},
+		{name: "not a prefix", network: "198.18.0.0", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := nodePodCIDRIn(tt.network, tt.index)
+			if (err != nil) != tt.wantErr || got != tt.want {
+				t.Errorf("nodePodCIDRIn(%q, %d) = %q, %v; want %q, error %v", tt.network, tt.index, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}

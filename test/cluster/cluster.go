@@ -40,6 +40,11 @@ type Options struct {
 	// in 4.2s"); nil discards them. The processes' own output goes to files
 	// in Dir/logs, never here.
 	Log io.Writer
+	// PodNetwork is the IPv4 /16 that pod IPs come from, each fake node
+	// taking the /24 at its index; empty means 10.244.0.0/16. The data-plane
+	// tests set a range they have made local to this machine, so that they
+	// can serve each pod's address themselves.
+	PodNetwork string
 }
 
 // Cluster is a running local control plane. Its methods are safe for
@@ -47,6 +52,7 @@ type Options struct {
 type Cluster struct {
 	layout  layout
 	nodes   int
+	podNet  string // the /16 of pod IPs
 	binDir  string
 	log     io.Writer
 	tempDir bool // Dir was created by Start; Stop removes it
@@ -73,6 +79,13 @@ func newCluster(opts Options) (*Cluster, error) {
 	}
 	if c.log == nil {
 		c.log = io.Discard
+	}
+	c.podNet = podCIDR
+	if opts.PodNetwork != "" {
+		if _, err := nodePodCIDRIn(opts.PodNetwork, 0); err != nil {
+			return nil, fmt.Errorf("options: PodNetwork: %w", err)
+		}
+		c.podNet = opts.PodNetwork
 	}
 	dir := opts.Dir
 	if dir == "" {

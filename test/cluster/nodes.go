@@ -62,11 +62,17 @@ func fakeNode(index int) *corev1.Node {
 	}
 }
 
-// createFakeNodes registers n fake nodes; kwok then marks them Ready.
-func createFakeNodes(ctx context.Context, cs kubernetes.Interface, n int) error {
+// createFakeNodes registers n fake nodes, with pod ranges carved out of the
+// /16 podNet; kwok then marks them Ready.
+func createFakeNodes(ctx context.Context, cs kubernetes.Interface, n int, podNet string) error {
 	for i := range n {
 		node := fakeNode(i)
-		_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+		cidr, err := nodePodCIDRIn(podNet, i)
+		if err != nil {
+			return err
+		}
+		node.Spec.PodCIDR, node.Spec.PodCIDRs = cidr, []string{cidr}
+		_, err = cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating node %s: %w", node.Name, err)
 		}

@@ -96,7 +96,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := createFakeNodes(ctx, cs, c.nodes); err != nil {
+	if err := createFakeNodes(ctx, cs, c.nodes, c.podNet); err != nil {
 		return err
 	}
 	if err := c.settle(ctx, cs); err != nil {
