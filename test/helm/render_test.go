@@ -31,6 +31,7 @@ var valueSets = map[string][]string{
 		"webhook.certManager.issuerRef.kind=ClusterIssuer"},
 	"receiver-ingress": {"gitops.receiver.enabled=true", "gitops.receiver.ingress.enabled=true",
 		"gitops.receiver.ingress.host=sluice.example.com"},
+	"web-view": {"webView.enabled=true", "webView.tokenSecret=sluice-web-token"},
 	"single-replica-url": {"replicas=1", "leaderElection.enabled=false", "webhook.url=https://127.0.0.1:9443",
 		"logLevel=debug", "image.pullPolicy=Always", "webhook.workloadFailurePolicy=Fail"},
 }
@@ -67,7 +68,7 @@ func TestChart_template_objectsPerValueSet(t *testing.T) {
 	}{
 		{name: "defaults", want: map[string]int{
 			"CustomResourceDefinition": crdCount(t), "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2,
-			"Role": 1, "RoleBinding": 1, "Service": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Secret": 1,
+			"Role": 2, "RoleBinding": 2, "Service": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Secret": 1,
 			"MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
 		}, absent: []string{"ServiceMonitor", "Certificate", "Issuer", "Ingress"}},
 		{name: "cert-manager", want: map[string]int{"Certificate": 1, "Issuer": 1, "ServiceMonitor": 1},
@@ -77,6 +78,29 @@ func TestChart_template_objectsPerValueSet(t *testing.T) {
 					t.Errorf("inject-ca-from = %q, want sluice-system/sluice-webhook", got)
 				}
 			}},
+		{name: "web-view", want: map[string]int{"Service": 3}, checkFn: func(t *testing.T, r rendered) {
+			var d appsv1.Deployment
+			r.get(t, "Deployment", "sluice", &d)
+			c := d.Spec.Template.Spec.Containers[0]
+			for _, a := range []string{"--web-bind-address=:8082", "--web-token-file=/etc/sluice/web-token/token"} {
+				if !slices.Contains(c.Args, a) {
+					t.Errorf("args %v lack %s", c.Args, a)
+				}
+			}
+			if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "web" && p.ContainerPort == 8082 }) {
+				t.Errorf("ports %v lack web 8082", c.Ports)
+			}
+			if !slices.ContainsFunc(d.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+				return v.Secret != nil && v.Secret.SecretName == "sluice-web-token"
+			}) {
+				t.Errorf("volumes %v lack the token Secret", d.Spec.Template.Spec.Volumes)
+			}
+			var svc corev1.Service
+			r.get(t, "Service", "sluice-web", &svc)
+			if svc.Spec.Ports[0].TargetPort.StrVal != "web" {
+				t.Errorf("web Service ports %+v", svc.Spec.Ports)
+			}
+		}},
 		{name: "cert-manager-issuer", want: map[string]int{"Certificate": 1}, absent: []string{"Issuer", "Secret"}},
 		{name: "receiver-ingress", want: map[string]int{"Service": 3, "Ingress": 1}, checkFn: func(t *testing.T, r rendered) {
 			var d appsv1.Deployment
@@ -96,7 +120,7 @@ func TestChart_template_objectsPerValueSet(t *testing.T) {
 				t.Errorf("ingress rule %+v", rule)
 			}
 		}},
-		{name: "single-replica-url", want: map[string]int{"Deployment": 1}, absent: []string{"PodDisruptionBudget", "Role"},
+		{name: "single-replica-url", want: map[string]int{"Deployment": 1, "Role": 1}, absent: []string{"PodDisruptionBudget"},
 			checkFn: func(t *testing.T, r rendered) {
 				var d appsv1.Deployment
 				r.get(t, "Deployment", "sluice", &d)

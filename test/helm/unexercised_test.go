@@ -47,6 +47,8 @@ var unexercised = map[string]justified{
 	// Events: a repeated event is patched (its series) instead of created.
 	"events.k8s.io/events": {"get list watch patch", "a repeated event's series (patch); the web view's events " +
 		"timeline reads events through the cache (test/web, off unless --web-bind-address is set)"},
+	"/configmaps": {"get", "the Lua scripts of custom traffic routes, read from ConfigMap kruise-rollout-configuration " +
+		"in the release namespace (test/e2e/traffic_lua_test)"},
 	"/events": {"patch", "a repeated leader election event"},
 	// Traffic routing and GitOps, not part of a plain release.
 	"/services":                            {"get list create update patch delete", "canary and stable Services of trafficRoutings; list fills the metadata cache the Rollout controller watches"},
