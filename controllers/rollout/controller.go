@@ -85,9 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if missingRouting != "" {
-		s.obs.Blocking = append(s.obs.Blocking, missingRouting)
-	}
+	// A Rollout whose TrafficRouting does not exist yet (a GitOps tool may
+	// apply it later) holds a new revision until it does.
+	s.obs.Waiting = missingRouting
 	toCanaryView(ro)
 	r.observeTraffic(ctx, s)
 	status, actions := canary.Next(ro, s.obs)

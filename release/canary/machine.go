@@ -187,6 +187,13 @@ func (m *machine) progress() {
 // marked the workload for this Rollout.
 func (m *machine) idle() {
 	w := m.obs.Workload
+	if len(m.obs.Blocking) == 0 && m.ownsWorkload() && !w.UpToDate && m.obs.Waiting != "" {
+		// Held by the webhook, and kept held: starting without what the
+		// Rollout names would release the revision without its traffic
+		// steps.
+		m.st.Message = fmt.Sprintf("Holding revision %s until the release can start: %s", w.UpdateRevision, m.obs.Waiting)
+		return
+	}
 	if len(m.obs.Blocking) == 0 && m.ownsWorkload() && !w.UpToDate {
 		m.st.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Release of revision "+w.UpdateRevision+" detected")

@@ -1,6 +1,7 @@
 package canary
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -324,5 +325,24 @@ func TestNext_newRevisionAtTheSamePartition_updatesThePlansRolloutID(t *testing.
 	}
 	if act.BatchRelease != EnsureBatchRelease || act.Partition == nil || *act.Partition != 0 {
 		t.Fatalf("after v3: actions %+v, want the plan ensured at partition 0 for the new rollout ID", act)
+	}
+}
+
+// A Rollout that must wait for something it names (a TrafficRouting not
+// created yet) keeps a new revision held: no release starts, nothing is
+// handed back, and the message says why; once nothing is missing, the
+// release starts.
+func TestNext_waiting_keepsTheNewRevisionHeld(t *testing.T) {
+	ro := rollout(step("1", nil), step("100%", nil))
+	act := apply(ro, Observation{Now: t0, Workload: releasing(0, 0), Waiting: "trafficRoutingRef: TrafficRouting shared not found"})
+	if ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing || act.HandBack || act.BatchRelease != KeepBatchRelease {
+		t.Fatalf("while waiting: phase %s, actions %+v; want no release and nothing handed back", ro.Status.Phase, act)
+	}
+	if !strings.Contains(ro.Status.Message, "TrafficRouting shared not found") {
+		t.Errorf("message %q does not say what is missing", ro.Status.Message)
+	}
+	apply(ro, Observation{Now: t0.Add(time.Minute), Workload: releasing(0, 0)})
+	if ro.Status.Phase != rolloutsv1beta1.RolloutPhaseProgressing {
+		t.Fatalf("once nothing is missing: phase %s, want Progressing", ro.Status.Phase)
 	}
 }

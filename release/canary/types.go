@@ -24,6 +24,10 @@ type Observation struct {
 	// Blocking lists settings that keep this version of sluice from
 	// releasing the workload at all (e.g. an unsupported kind).
 	Blocking []string
+	// Waiting says why a new release may not start yet although sluice can
+	// release the workload (a TrafficRouting the Rollout names does not
+	// exist yet): the update stays held until it can.
+	Waiting string
 	// Ignored lists settings that are stored but have no effect yet.
 	Ignored []string
 	// Approval is the parsed sluice.dev/approve annotation, if any.

@@ -264,11 +264,12 @@ func TestTrafficRouting_aloneThenReleasedThrough_handsRoutesOverAndBack(t *testi
 }
 
 // Given a Rollout whose trafficRoutingRef names a TrafficRouting that does
-// not exist
-// When the TrafficRouting is created
-// Then the Rollout first reports Supported=False naming the missing
-// TrafficRouting, and Supported=True once it exists.
-func TestTrafficRouting_missing_rolloutNotActiveUntilCreated(t *testing.T) {
+// not exist yet (a GitOps tool applies it later)
+// When the image changes
+// Then the update is held, no new pod starts and the Rollout says what it
+// waits for; once the TrafficRouting exists the release starts with its
+// traffic steps: step 1 routes 20% through the TrafficRouting's Ingress.
+func TestTrafficRouting_missing_holdsTheUpdateUntilCreated(t *testing.T) {
 	ns := newNamespace(t)
 	deployment(t, ns, "web", 2, v1)
 	webService(t, ns, "web", corev1.ServiceTypeClusterIP)
@@ -276,13 +277,22 @@ func TestTrafficRouting_missing_rolloutNotActiveUntilCreated(t *testing.T) {
 	ro := trafficRollout(ns, "web", true, nil, trafficStep("1", "20%"), trafficStep("100%", "100%"))
 	ro.Spec.Strategy.Canary.TrafficRoutingRef = "later"
 	createRollout(t, ro)
-	waitRollout(t, ns, "web", "Supported=False naming TrafficRouting later", func(r *rolloutsv1beta1.Rollout) bool {
-		c := condition(r, rolloutsv1beta1.RolloutConditionSupported)
-		return c != nil && c.Status == "False" && strings.Contains(c.Message, "TrafficRouting later not found")
+	setImage(t, ns, "web", v2)
+	waitRollout(t, ns, "web", "holding the revision, naming TrafficRouting later", func(r *rolloutsv1beta1.Rollout) bool {
+		return strings.Contains(r.Status.Message, "TrafficRouting later not found")
 	})
+	if d := getDeployment(t, ns, "web"); !d.Spec.Paused || d.Annotations[rolloutsv1beta1.InProgressingAnnotation] == "" {
+		t.Fatalf("deployment while the TrafficRouting is missing: paused=%v annotations %v, want held by the webhook", d.Spec.Paused, d.Annotations)
+	}
+	if got := podImages(t, ns, "web"); !maps.Equal(got, map[string]int{v1: 2}) {
+		t.Fatalf("pods while the TrafficRouting is missing %v, want the 2 old ones only", got)
+	}
+	if got := canaryAnnotations(t, ns, "web"); got != nil {
+		t.Fatalf("a canary Ingress while the TrafficRouting is missing: %v", got)
+	}
+
 	sharedRouting(t, ns, "later", rolloutsv1alpha1.TrafficRoutingStrategy{})
-	waitRollout(t, ns, "web", "Supported=True", func(r *rolloutsv1beta1.Rollout) bool {
-		c := condition(r, rolloutsv1beta1.RolloutConditionSupported)
-		return c != nil && c.Status == "True"
-	})
+	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	assertSelected(t, ns, map[string]int{v2: 1}, map[string]int{v1: 2})
+	assertCanaryIngress(t, ns, "web", "web", map[string]string{"canary": "true", "canary-weight": "20"})
 }
