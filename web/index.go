@@ -27,16 +27,16 @@ func Summaries(rollouts []rolloutsv1beta1.Rollout) []Summary {
 	out := make([]Summary, 0, len(rollouts))
 	for i := range rollouts {
 		ro := &rollouts[i]
-		p := progressOf(ro)
+		p := releaseOf(ro)
 		s := Summary{Namespace: ro.Namespace, Name: ro.Name, Phase: string(ro.Status.Phase), Step: "-", Link: PagePath(ro.Namespace, ro.Name)}
 		if p.ok {
-			if p.common.CurrentStepIndex > 0 {
-				s.Step = fmt.Sprintf("%d/%d", p.common.CurrentStepIndex, len(ro.Spec.Strategy.Steps()))
+			if p.Common.CurrentStepIndex > 0 {
+				s.Step = fmt.Sprintf("%d/%d", p.Common.CurrentStepIndex, len(ro.Spec.Strategy.Steps()))
 			}
-			s.State = string(p.common.CurrentStepState)
-			s.Revision = p.revision
+			s.State = string(p.Common.CurrentStepState)
+			s.Revision = p.Revision
 			if s.Revision == "" {
-				s.Revision = p.common.StableRevision
+				s.Revision = p.Common.StableRevision
 			}
 		}
 		out = append(out, s)

@@ -14,6 +14,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload"
 )
 
@@ -177,35 +178,16 @@ type BatchStatus struct {
 	UpdatedReady int32  `json:"updatedReady"`
 }
 
-// progress is where a Rollout's release is, whichever status holds it.
-type progress struct {
-	common       rolloutsv1beta1.CommonStatus
-	revision     string
-	updated      int32
-	updatedReady int32
-	ok           bool
+// release is where a Rollout's release is (release/progress, shared with
+// kubectl sluice), and whether its status holds one.
+type release struct {
+	progress.Progress
+	ok bool
 }
 
-func progressOf(ro *rolloutsv1beta1.Rollout) progress {
-	switch st := ro.Status; {
-	case st.BlueGreenStatus != nil:
-		bg := st.BlueGreenStatus
-		return progress{common: bg.CommonStatus, revision: bg.UpdatedRevision, updated: bg.UpdatedReplicas,
-			updatedReady: bg.UpdatedReadyReplicas, ok: true}
-	case st.CanaryStatus != nil:
-		cs := st.CanaryStatus
-		return progress{common: cs.CommonStatus, revision: cs.CanaryRevision, updated: cs.CanaryReplicas,
-			updatedReady: cs.CanaryReadyReplicas, ok: true}
-	}
-	return progress{}
-}
-
-// newPodRevision is the revision label value of new-revision pods.
-func (p progress) newPodRevision() string {
-	if p.common.PodTemplateHash != "" {
-		return p.common.PodTemplateHash
-	}
-	return p.revision
+func releaseOf(ro *rolloutsv1beta1.Rollout) release {
+	p, ok := progress.Of(ro)
+	return release{Progress: p, ok: ok}
 }
 
 // Build computes the picture of one Rollout from what was read. It is
@@ -213,21 +195,21 @@ func (p progress) newPodRevision() string {
 // result.
 func Build(in Input) View {
 	ro := in.Rollout
-	p := progressOf(ro)
+	p := releaseOf(ro)
 	steps := ro.Spec.Strategy.Steps()
 	v := View{
 		Namespace: ro.Namespace, Name: ro.Name,
 		Workload: ro.Spec.WorkloadRef.Kind + "/" + ro.Spec.WorkloadRef.Name,
 		Style:    style(ro), Phase: string(ro.Status.Phase), Message: ro.Status.Message,
 		Frozen:    ro.Spec.Strategy.Paused,
-		InRelease: p.ok && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && p.common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted,
+		InRelease: p.ok && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && p.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted,
 		StepCount: int32(len(steps)), //nolint:gosec // at most 50 steps (CRD validation)
 		Problems:  in.Problems,
 	}
 	if p.ok {
-		v.StepIndex, v.StepState = p.common.CurrentStepIndex, string(p.common.CurrentStepState)
-		v.StableRevision, v.NewRevision = p.common.StableRevision, p.revision
-		v.Updated, v.UpdatedReady = p.updated, p.updatedReady
+		v.StepIndex, v.StepState = p.Common.CurrentStepIndex, string(p.Common.CurrentStepState)
+		v.StableRevision, v.NewRevision = p.Common.StableRevision, p.Revision
+		v.Updated, v.UpdatedReady = p.Updated, p.UpdatedReady
 	}
 	if ws := in.Workload; ws != nil {
 		v.Replicas, v.Updated, v.UpdatedReady = ws.Replicas, ws.UpdatedReplicas, ws.UpdatedReadyReplicas
@@ -263,13 +245,13 @@ func style(ro *rolloutsv1beta1.Rollout) string {
 	return "no strategy"
 }
 
-func buildSteps(ro *rolloutsv1beta1.Rollout, p progress, inRelease bool, replicas int32) []Step {
+func buildSteps(ro *rolloutsv1beta1.Rollout, p release, inRelease bool, replicas int32) []Step {
 	steps := ro.Spec.Strategy.Steps()
-	idx := p.common.CurrentStepIndex
+	idx := p.Common.CurrentStepIndex
 	completed := false // every step done, not rolled back
 	if p.ok {
 		c := condition(ro, rolloutsv1beta1.RolloutConditionSucceeded)
-		completed = p.common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted &&
+		completed = p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted &&
 			(ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing || c == nil || c.Status != corev1.ConditionFalse)
 	}
 	out := make([]Step, 0, len(steps))
@@ -284,7 +266,7 @@ func buildSteps(ro *rolloutsv1beta1.Rollout, p progress, inRelease bool, replica
 		}
 		s.Pause = pauseOf(st.Pause, i == len(steps)-1, replicas > 0 && s.Pods >= replicas)
 		switch {
-		case inRelease && n == idx && (p.common.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused || ro.Spec.Strategy.Paused):
+		case inRelease && n == idx && (p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused || ro.Spec.Strategy.Paused):
 			s.State = StepPaused
 		case inRelease && n == idx:
 			s.State = StepCurrent
@@ -374,7 +356,7 @@ func routed(ro *rolloutsv1beta1.Rollout) bool {
 
 // groupPods groups the live pods by the value of label: the stable
 // revision first, then the new one, then any other.
-func groupPods(pods []corev1.Pod, label string, p progress) (groups []PodGroup, terminating int) {
+func groupPods(pods []corev1.Pod, label string, p release) (groups []PodGroup, terminating int) {
 	byRev := map[string]int{}
 	images := map[string]map[string]bool{}
 	for i := range pods {
@@ -417,9 +399,9 @@ func groupPods(pods []corev1.Pod, label string, p progress) (groups []PodGroup, 
 
 // roleOf says what the pods of revision label value rev are to the
 // release: stable, new, current (both), or other.
-func roleOf(rev string, p progress) string {
+func roleOf(rev string, p release) string {
 	is := func(v string) bool { return rev != "" && rev == v }
-	stable, isNew := is(p.common.StableRevision), is(p.newPodRevision()) || is(p.revision)
+	stable, isNew := is(p.Common.StableRevision), is(p.NewPodRevision()) || is(p.Revision)
 	switch {
 	case stable && isNew:
 		return "current"
@@ -442,14 +424,14 @@ func podReady(p *corev1.Pod) bool {
 
 // buildApprovals lists the record of applied approvals, newest last. A
 // damaged record shows nothing.
-func buildApprovals(ro *rolloutsv1beta1.Rollout, p progress, now time.Time) []Approval {
+func buildApprovals(ro *rolloutsv1beta1.Rollout, p release, now time.Time) []Approval {
 	records, err := approval.Records(ro.Annotations[rolloutsv1beta1.ApprovalsAnnotation])
 	if err != nil {
 		return nil
 	}
 	out := make([]Approval, 0, len(records))
 	for _, r := range records {
-		a := Approval{Revision: r.Revision, Step: r.Step, By: r.By, Via: r.Via, Current: r.Revision != "" && r.Revision == p.revision}
+		a := Approval{Revision: r.Revision, Step: r.Step, By: r.By, Via: r.Via, Current: r.Revision != "" && r.Revision == p.Revision}
 		if r.At != nil {
 			a.At = r.At.UTC().Format(time.RFC3339)
 			a.Age = age(*r.At, now)

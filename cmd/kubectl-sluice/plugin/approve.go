@@ -12,9 +12,9 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/approve"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/view"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // pollInterval is how often a command waiting for sluice reads the Rollout.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // newPauseCommand returns `pause` (paused true) or `resume` (false): both

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload/revisions"
 )
 

@@ -9,8 +9,8 @@ import (
 	"fmt"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // Plan is an approval to write on a Rollout.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/observability/eventtime"
 	"github.com/sluice-dev/sluice/release/batch"
 )
 
@@ -90,42 +91,9 @@ func Traffic(s rolloutsv1beta1.CanaryStep) string {
 	return out
 }
 
-// eventFirst is when an event first happened.
-func eventFirst(e *eventsv1.Event) time.Time {
-	switch {
-	case !e.EventTime.IsZero():
-		return e.EventTime.Time
-	case !e.DeprecatedFirstTimestamp.IsZero():
-		return e.DeprecatedFirstTimestamp.Time
-	}
-	return e.CreationTimestamp.Time
-}
-
-// eventLast is when an event last happened.
-func eventLast(e *eventsv1.Event) time.Time {
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		return e.Series.LastObservedTime.Time
-	case !e.DeprecatedLastTimestamp.IsZero():
-		return e.DeprecatedLastTimestamp.Time
-	}
-	return eventFirst(e)
-}
-
-// eventCount is how many times an event happened.
-func eventCount(e *eventsv1.Event) int32 {
-	switch {
-	case e.Series != nil && e.Series.Count > 0:
-		return e.Series.Count
-	case e.DeprecatedCount > 0:
-		return e.DeprecatedCount
-	}
-	return 1
-}
-
 // sortEvents orders events by when they last happened, oldest first.
 func sortEvents(events []eventsv1.Event) []eventsv1.Event {
 	out := append([]eventsv1.Event(nil), events...)
-	sort.SliceStable(out, func(i, j int) bool { return eventLast(&out[i]).Before(eventLast(&out[j])) })
+	sort.SliceStable(out, func(i, j int) bool { return eventtime.Last(&out[i]).Before(eventtime.Last(&out[j])) })
 	return out
 }

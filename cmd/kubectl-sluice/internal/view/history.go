@@ -10,8 +10,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
+	"github.com/sluice-dev/sluice/observability/eventtime"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
@@ -54,10 +55,10 @@ func HistoryOf(ro *rolloutsv1beta1.Rollout, revs []revisions.Revision, events []
 			continue
 		}
 		text := fmt.Sprintf("%s %s: %s", e.Type, e.Reason, oneLine(e.Note))
-		if n := eventCount(e); n > 1 {
-			text += fmt.Sprintf(" (x%d, last %s)", n, Timestamp(eventLast(e)))
+		if n := eventtime.Count(e); n > 1 {
+			text += fmt.Sprintf(" (x%d, last %s)", n, Timestamp(eventtime.Last(e)))
 		}
-		items = append(items, Item{At: eventFirst(e), Kind: ItemEvent, Text: text})
+		items = append(items, Item{At: eventtime.First(e), Kind: ItemEvent, Text: text})
 	}
 	records, _ := approval.Records(ro.Annotations[rolloutsv1beta1.ApprovalsAnnotation])
 	for _, a := range records {

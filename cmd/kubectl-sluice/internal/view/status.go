@@ -13,8 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/progress"
+	"github.com/sluice-dev/sluice/observability/eventtime"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload"
 )
 
@@ -344,8 +345,8 @@ func writeEvents(b *strings.Builder, events []eventsv1.Event, now time.Time) {
 	fmt.Fprintln(tw, "  AGE\tTYPE\tREASON\tMESSAGE")
 	for i := range events {
 		e := &events[i]
-		age := Age(eventLast(e), now)
-		if n := eventCount(e); n > 1 {
+		age := Age(eventtime.Last(e), now)
+		if n := eventtime.Count(e); n > 1 {
 			age += fmt.Sprintf(" (x%d)", n)
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", age, e.Type, e.Reason, oneLine(e.Note))

@@ -1,7 +1,8 @@
 // Package progress reads where a Rollout's release is, whichever status
 // holds it: status.canaryStatus for canary and multi-batch releases,
-// status.blueGreenStatus for blue-green ones. Every command of the plugin
-// reads a release through it, so none of them forgets blue-green Rollouts.
+// status.blueGreenStatus for blue-green ones. Every command of kubectl
+// sluice and the web view read a release through it, so none of them
+// forgets blue-green Rollouts.
 package progress
 
 import (
@@ -10,7 +11,8 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
-// Progress is the release of a Rollout as the plugin shows and acts on it.
+// Progress is the release of a Rollout as the plugin and the web view show
+// and act on it.
 type Progress struct {
 	// Common is the step progress shared by canary and blue-green releases.
 	Common rolloutsv1beta1.CommonStatus
