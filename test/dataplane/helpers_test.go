@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/kube"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -101,43 +102,19 @@ func deployment(t *testing.T, ns, name string, replicas int32, image string) {
 // and is available.
 func waitDeploymentComplete(t *testing.T, ns, name, image string) {
 	t.Helper()
-	eventually(t, "deployment "+name+" complete on "+image, func() (bool, string) {
-		d := &appsv1.Deployment{}
-		if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
-			return false, err.Error()
-		}
-		n := *d.Spec.Replicas
-		pods := podImages(t, ns, name)
-		ok := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == n &&
-			d.Status.AvailableReplicas == n && d.Status.Replicas == n && pods[image] == int(n) && len(pods) == 1
-		return ok, fmt.Sprintf("status %+v pods %v", d.Status, pods)
-	})
+	kube.WaitDeploymentComplete(t, suite.c, ns, name, image)
 }
 
 // podImages counts the live pods of app name by image.
 func podImages(t *testing.T, ns, name string) map[string]int {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
-		t.Fatalf("listing pods: %v", err)
-	}
-	out := map[string]int{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			out[p.Spec.Containers[0].Image]++
-		}
-	}
-	return out
+	return kube.PodImages(t, suite.c, ns, name)
 }
 
 // setImage updates the Deployment's image as kubectl set image does.
 func setImage(t *testing.T, ns, name, image string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
-		t.Fatalf("setting image: %v", err)
-	}
+	kube.SetImage(t, suite.c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, image)
 }
 
 // rollout creates a canary-style Rollout of the Deployment name routing

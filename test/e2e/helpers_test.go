@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/kube"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -82,50 +83,25 @@ func deployment(t *testing.T, ns, name string, replicas int32, image string) *ap
 // and is available, and Kubernetes reports the rollout complete.
 func waitDeploymentComplete(t *testing.T, ns, name, image string) {
 	t.Helper()
-	eventually(t, "deployment "+name+" complete on "+image, func() (bool, string) {
-		d := getDeployment(t, ns, name)
-		n := *d.Spec.Replicas
-		pods := podImages(t, ns, name)
-		ok := d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == n &&
-			d.Status.AvailableReplicas == n && d.Status.Replicas == n && pods[image] == int(n) && len(pods) == 1
-		return ok, fmt.Sprintf("status %+v pods %v paused %v", d.Status, pods, d.Spec.Paused)
-	})
+	kube.WaitDeploymentComplete(t, suite.c, ns, name, image)
 }
 
 func getDeployment(t *testing.T, ns, name string) *appsv1.Deployment {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
-		t.Fatalf("reading deployment: %v", err)
-	}
-	return d
+	return kube.Deployment(t, suite.c, ns, name)
 }
 
 // podImages counts the live (not terminating) pods of app name by image.
 func podImages(t *testing.T, ns, name string) map[string]int {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
-		t.Fatalf("listing pods: %v", err)
-	}
-	out := map[string]int{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			out[p.Spec.Containers[0].Image]++
-		}
-	}
-	return out
+	return kube.PodImages(t, suite.c, ns, name)
 }
 
 // setImage updates the Deployment's image as a user would (kubectl set
 // image): an update of the whole object.
 func setImage(t *testing.T, ns, name, image string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
-		t.Fatalf("setting image: %v", err)
-	}
+	kube.SetImage(t, suite.c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, image)
 }
 
 // newRollout builds a Rollout of the Deployment name with steps.

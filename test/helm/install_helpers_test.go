@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/kube"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -112,17 +113,7 @@ func createDeployment(t *testing.T, ns, name string, replicas int32, image strin
 // podImages counts the live pods of app name by image.
 func podImages(t *testing.T, ns, name string) map[string]int {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
-		t.Fatalf("listing pods: %v", err)
-	}
-	out := map[string]int{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			out[p.Spec.Containers[0].Image]++
-		}
-	}
-	return out
+	return kube.PodImages(t, suite.c, ns, name)
 }
 
 // waitPods waits until the live pods of app name run exactly want.
@@ -136,20 +127,12 @@ func waitPods(t *testing.T, ns, name string, want map[string]int) {
 
 func getDeployment(t *testing.T, ns, name string) *appsv1.Deployment {
 	t.Helper()
-	d := &appsv1.Deployment{}
-	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: ns, Name: name}, d); err != nil {
-		t.Fatalf("reading deployment: %v", err)
-	}
-	return d
+	return kube.Deployment(t, suite.c, ns, name)
 }
 
 func setImage(t *testing.T, ns, name, image string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
-		t.Fatalf("setting image: %v", err)
-	}
+	kube.SetImage(t, suite.c, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, image)
 }
 
 // newRollout is a Rollout of Deployment name: half the pods, an approval,

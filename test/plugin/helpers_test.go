@@ -23,6 +23,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/plugin"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/test/kube"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -170,10 +171,7 @@ func deployment(t *testing.T, ns string, replicas int32, image string) {
 // image does.
 func setImage(t *testing.T, obj client.Object, image string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
-	if err := suite.c.Patch(ctxFor(t), obj, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
-		t.Fatalf("setting image: %v", err)
-	}
+	kube.SetImage(t, suite.c, obj, image)
 }
 
 // podImages counts the live, ready pods of app web by image.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/kube"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -115,28 +116,14 @@ func getDaemonSet(t *testing.T, ns, name string) *appsv1.DaemonSet {
 // podImages counts the live (not terminating) pods of app name by image.
 func podImages(t *testing.T, ns, name string) map[string]int {
 	t.Helper()
-	pods := &corev1.PodList{}
-	if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
-		t.Fatalf("listing pods: %v", err)
-	}
-	out := map[string]int{}
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			out[p.Spec.Containers[0].Image]++
-		}
-	}
-	return out
+	return kube.PodImages(t, suite.c, ns, name)
 }
 
 // setImage updates the DaemonSet's image as a user would (kubectl set
 // image): a patch of the object.
 func setImage(t *testing.T, ns, name, image string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	if err := suite.c.Patch(ctxFor(t), ds, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
-		t.Fatalf("setting image: %v", err)
-	}
+	kube.SetImage(t, suite.c, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, image)
 }
 
 // newRollout builds a Rollout of the DaemonSet name with steps.
