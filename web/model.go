@@ -370,7 +370,7 @@ func groupPods(pods []corev1.Pod, label string, p release) (groups []PodGroup, t
 		if !ok {
 			at = len(groups)
 			byRev[rev] = at
-			groups = append(groups, PodGroup{Revision: rev, Role: roleOf(rev, p)})
+			groups = append(groups, PodGroup{Revision: rev, Role: p.RoleOf(func(v string) bool { return rev != "" && rev == v })})
 			images[rev] = map[string]bool{}
 		}
 		groups[at].Pods++
@@ -395,22 +395,6 @@ func groupPods(pods []corev1.Pod, label string, p release) (groups []PodGroup, t
 		return groups[i].Revision < groups[j].Revision
 	})
 	return groups, terminating
-}
-
-// roleOf says what the pods of revision label value rev are to the
-// release: stable, new, current (both), or other.
-func roleOf(rev string, p release) string {
-	is := func(v string) bool { return rev != "" && rev == v }
-	stable, isNew := is(p.Common.StableRevision), is(p.NewPodRevision()) || is(p.Revision)
-	switch {
-	case stable && isNew:
-		return "current"
-	case stable:
-		return "stable"
-	case isNew:
-		return "new"
-	}
-	return "other"
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -102,3 +102,20 @@ func Command(ro *rolloutsv1beta1.Rollout, verb string, extra ...string) string {
 	}
 	return s
 }
+
+// RoleOf says what the revision that is reports true for is to the
+// release: "stable", "new", "current" (both: a release not started, or
+// rolled back) or "other".
+func (p Progress) RoleOf(is func(revision string) bool) string {
+	stable := is(p.Common.StableRevision)
+	isNew := is(p.NewPodRevision()) || is(p.Revision)
+	switch {
+	case stable && isNew:
+		return "current"
+	case stable:
+		return "stable"
+	case isNew:
+		return "new"
+	}
+	return "other"
+}

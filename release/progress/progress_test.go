@@ -85,3 +85,17 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("Command = %q, want %q", got, want)
 	}
 }
+
+func TestProgress_RoleOf(t *testing.T) {
+	p := Progress{Common: rolloutsv1beta1.CommonStatus{StableRevision: "s1", PodTemplateHash: "h2"}, Revision: "r2"}
+	same := func(rev string) func(string) bool { return func(v string) bool { return v == rev } }
+	for rev, want := range map[string]string{"s1": "stable", "h2": "new", "r2": "new", "x9": "other"} {
+		if got := p.RoleOf(same(rev)); got != want {
+			t.Errorf("RoleOf(%s) = %s, want %s", rev, got, want)
+		}
+	}
+	done := Progress{Common: rolloutsv1beta1.CommonStatus{StableRevision: "s1", PodTemplateHash: "s1"}}
+	if got := done.RoleOf(same("s1")); got != "current" {
+		t.Errorf("a revision both stable and new: %s, want current", got)
+	}
+}

@@ -44,7 +44,7 @@ func HistoryOf(ro *rolloutsv1beta1.Rollout, revs []revisions.Revision, events []
 	p, _ := progress.Of(ro)
 	for _, r := range revs {
 		text := fmt.Sprintf("%s %s #%d %s", r.Kind, r.Name, r.Number, revisions.Images(r.Template))
-		if rl := role(r.Matches, p); rl != "other" {
+		if rl := p.RoleOf(r.Matches); rl != "other" {
 			text += " (" + rl + ")"
 		}
 		items = append(items, Item{At: r.Created, Kind: ItemRevision, Text: text})

@@ -222,23 +222,7 @@ func groupPods(pods []corev1.Pod, label string, p progress.Progress) (groups []*
 // roleOf says what the pods of revision label value rev are to the
 // release: stable, new, current (both: a finished release), or other.
 func roleOf(rev string, p progress.Progress) string {
-	return role(func(v string) bool { return rev != "" && rev == v }, p)
-}
-
-// role says what the revision that is reports true for is to the
-// release.
-func role(is func(string) bool, p progress.Progress) string {
-	stable := is(p.Common.StableRevision)
-	isNew := is(p.NewPodRevision()) || is(p.Revision)
-	switch {
-	case stable && isNew:
-		return "current"
-	case stable:
-		return "stable"
-	case isNew:
-		return "new"
-	}
-	return "other"
+	return p.RoleOf(func(v string) bool { return rev != "" && rev == v })
 }
 
 func podReady(p *corev1.Pod) bool {
