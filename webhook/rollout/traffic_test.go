@@ -38,6 +38,13 @@ func TestValidateTraffic(t *testing.T) {
 	mse.Ingress.ClassType = "mse"
 	running := routed(oneHeader, nginx("web"))
 	running.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
+	byRef := func(ref string) *rolloutsv1beta1.Rollout {
+		ro := routed(oneHeader)
+		ro.Spec.Strategy.Canary.TrafficRoutingRef = ref
+		return ro
+	}
+	runningByRef := byRef("shared")
+	runningByRef.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 
 	tests := []struct {
 		name    string
@@ -61,6 +68,10 @@ func TestValidateTraffic(t *testing.T) {
 		{name: "routings changed mid-release", ro: routed(oneHeader, nginx("other")), old: running,
 			wantErr: "spec.strategy.canary.trafficRoutings: Forbidden"},
 		{name: "steps changed mid-release, same routings", ro: routed(oneHeader, nginx("web")), old: running},
+		{name: "trafficRoutingRef changed mid-release", ro: byRef("other"), old: runningByRef,
+			wantErr: "spec.strategy.canary.trafficRoutingRef: Forbidden: cannot change while a release is in progress (\"shared\" -> \"other\")"},
+		{name: "trafficRoutingRef kept mid-release", ro: byRef("shared"), old: runningByRef},
+		{name: "trafficRoutingRef changed while idle", ro: byRef("other"), old: byRef("shared")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -281,6 +281,10 @@ func validateUpdate(ro, old *rolloutsv1beta1.Rollout, spec *field.Path) field.Er
 		errs = append(errs, field.Forbidden(spec.Child("strategy").Child(strategyName(ro), "trafficRoutings"),
 			"cannot change while a release is in progress: the routes changed so far would not be given back; disable the Rollout first"))
 	}
+	if ref, oldRef := routingRefName(ro), routingRefName(old); ref != oldRef {
+		errs = append(errs, field.Forbidden(spec.Child("strategy").Child(strategyName(ro), "trafficRoutingRef"),
+			fmt.Sprintf("cannot change while a release is in progress (%q -> %q): the release holds TrafficRouting %q and its routes; disable the Rollout first", oldRef, ref, oldRef)))
+	}
 	if c, oc := ro.Spec.Strategy.Canary, old.Spec.Strategy.Canary; c != nil && oc != nil {
 		if len(c.Steps) < len(oc.Steps) {
 			errs = append(errs, field.Forbidden(spec.Child("strategy", "canary", "steps"),
@@ -308,4 +312,20 @@ func strategyName(ro *rolloutsv1beta1.Rollout) string {
 		return "blueGreen"
 	}
 	return "canary"
+}
+
+// routingRefName is the TrafficRouting ro releases through: its strategy's
+// trafficRoutingRef, or the v1alpha1 annotation.
+func routingRefName(ro *rolloutsv1beta1.Rollout) string {
+	name := ""
+	switch s := ro.Spec.Strategy; {
+	case s.Canary != nil:
+		name = s.Canary.TrafficRoutingRef
+	case s.BlueGreen != nil:
+		name = s.BlueGreen.TrafficRoutingRef
+	}
+	if name == "" {
+		name = ro.Annotations[rolloutsv1beta1.TrafficRoutingAnnotation]
+	}
+	return name
 }
