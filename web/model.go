@@ -250,7 +250,7 @@ func buildSteps(ro *rolloutsv1beta1.Rollout, p release, inRelease bool, replicas
 	idx := p.Common.CurrentStepIndex
 	completed := false // every step done, not rolled back
 	if p.ok {
-		c := condition(ro, rolloutsv1beta1.RolloutConditionSucceeded)
+		c := progress.Condition(ro, rolloutsv1beta1.RolloutConditionSucceeded)
 		completed = p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted &&
 			(ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing || c == nil || c.Status != corev1.ConditionFalse)
 	}
@@ -345,13 +345,7 @@ func buildTraffic(ro *rolloutsv1beta1.Rollout, v View) Traffic {
 }
 
 func routed(ro *rolloutsv1beta1.Rollout) bool {
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		return len(s.Canary.TrafficRoutings) > 0
-	case s.BlueGreen != nil:
-		return len(s.BlueGreen.TrafficRoutings) > 0
-	}
-	return false
+	return len(ro.Spec.Strategy.TrafficRoutings()) > 0
 }
 
 // groupPods groups the live pods by the value of label: the stable
@@ -423,15 +417,6 @@ func buildApprovals(ro *rolloutsv1beta1.Rollout, p release, now time.Time) []App
 		out = append(out, a)
 	}
 	return out
-}
-
-func condition(ro *rolloutsv1beta1.Rollout, typ rolloutsv1beta1.RolloutConditionType) *rolloutsv1beta1.RolloutCondition {
-	for i := range ro.Status.Conditions {
-		if ro.Status.Conditions[i].Type == typ {
-			return &ro.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 func buildConditions(ro *rolloutsv1beta1.Rollout) []Condition {

@@ -14,30 +14,13 @@ import (
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=trafficroutings,verbs=get;list;watch;update;patch
 
-// routingRefOf names the TrafficRouting ro releases through: its
-// strategy's trafficRoutingRef, or else the v1alpha1 annotation
-// rollouts.kruise.io/trafficrouting.
-func routingRefOf(ro *rolloutsv1beta1.Rollout) string {
-	name := ""
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		name = s.Canary.TrafficRoutingRef
-	case s.BlueGreen != nil:
-		name = s.BlueGreen.TrafficRoutingRef
-	}
-	if name == "" {
-		name = ro.Annotations[rolloutsv1beta1.TrafficRoutingAnnotation]
-	}
-	return name
-}
-
 // resolveRoutingRef gives a Rollout that names a TrafficRouting and has no
 // trafficRoutings of its own the TrafficRouting's objectRef as its
 // trafficRoutings, in memory only, so that its steps drive those routes.
 // It returns why the Rollout cannot release (the TrafficRouting does not
 // exist), or "".
 func (r *Reconciler) resolveRoutingRef(ctx context.Context, ro *rolloutsv1beta1.Rollout) (string, error) {
-	name := routingRefOf(ro)
+	name := ro.TrafficRoutingRef()
 	if name == "" {
 		return "", nil
 	}
@@ -74,7 +57,7 @@ func (r *Reconciler) resolveRoutingRef(ctx context.Context, ro *rolloutsv1beta1.
 // back), so that the TrafficRouting leaves the routes to it, and removes
 // it otherwise.
 func (r *Reconciler) holdRoutingRef(ctx context.Context, ro *rolloutsv1beta1.Rollout, releasing bool) error {
-	name := routingRefOf(ro)
+	name := ro.TrafficRoutingRef()
 	if name == "" {
 		return nil
 	}

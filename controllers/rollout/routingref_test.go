@@ -30,8 +30,8 @@ func TestRoutingRefOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := routingRefOf(tt.ro); got != tt.want {
-				t.Errorf("routingRefOf() = %q, want %q", got, tt.want)
+			if got := tt.ro.TrafficRoutingRef(); got != tt.want {
+				t.Errorf("TrafficRoutingRef() = %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -37,15 +37,8 @@ type entry struct {
 // activeEntries returns the trafficRoutings entries of ro that name routes
 // this version drives; entries naming only other routes are left alone.
 func activeEntries(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRoutingRef {
-	var routings []rolloutsv1beta1.TrafficRoutingRef
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		routings = s.Canary.TrafficRoutings
-	case s.BlueGreen != nil:
-		routings = s.BlueGreen.TrafficRoutings
-	}
 	var out []rolloutsv1beta1.TrafficRoutingRef
-	for _, r := range routings {
+	for _, r := range ro.Spec.Strategy.TrafficRoutings() {
 		if providers.Routes(r) {
 			out = append(out, r)
 		}
@@ -118,11 +111,15 @@ func (r *Reconciler) entries(ro *rolloutsv1beta1.Rollout, refs []rolloutsv1beta1
 	}
 	owner := *metav1.NewControllerRef(ro, rolloutsv1beta1.GroupVersion.WithKind("Rollout"))
 	out := make([]entry, 0, len(refs))
+	strategy := "canary"
+	if ro.Spec.Strategy.BlueGreen != nil {
+		strategy = "blueGreen"
+	}
 	for _, ref := range refs {
 		t := traffic.Target{Namespace: ro.Namespace, Rollout: ro.Name, Owner: owner, Ref: ref, DisableCanaryService: disable}
 		ps, err := providers.New(r.Client, r.APIReader, t)
 		if err != nil {
-			ps = []traffic.Provider{failed{fmt.Errorf("trafficRoutings entry of Service %s: %w", ref.Service, err)}}
+			ps = []traffic.Provider{failed{fmt.Errorf("spec.strategy.%s.trafficRoutings entry of Service %s: %w", strategy, ref.Service, err)}}
 		}
 		out = append(out, entry{target: t, services: providers.Services(r.Client, r.APIReader, t), providers: ps})
 	}

@@ -86,8 +86,8 @@ func (r *Reconciler) forWorkload(kind string) handler.MapFunc {
 func (r *Reconciler) indexRoutes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &rolloutsv1beta1.Rollout{}, RoutesIndex, func(o client.Object) []string {
 		ro := o.(*rolloutsv1beta1.Rollout)
-		keys := routeKeys(routingsOf(ro))
-		if name := routingRefOf(ro); name != "" {
+		keys := routeKeys(ro.Spec.Strategy.TrafficRoutings())
+		if name := ro.TrafficRoutingRef(); name != "" {
 			keys = append(keys, "TrafficRouting/"+name)
 		}
 		return keys
@@ -102,17 +102,6 @@ func (r *Reconciler) indexRoutes(ctx context.Context, mgr ctrl.Manager) error {
 		}
 		return routeKeys(refs)
 	})
-}
-
-// routingsOf returns the trafficRoutings of ro's strategy.
-func routingsOf(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRoutingRef {
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		return s.Canary.TrafficRoutings
-	case s.BlueGreen != nil:
-		return s.BlueGreen.TrafficRoutings
-	}
-	return nil
 }
 
 // routeKeys returns the RoutesIndex keys of refs.

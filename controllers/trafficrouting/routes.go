@@ -36,11 +36,11 @@ type route struct {
 func (r *Reconciler) routesOf(tr *rolloutsv1alpha1.TrafficRouting) ([]route, error) {
 	ref := *metav1.NewControllerRef(tr, rolloutsv1alpha1.GroupVersion.WithKind("TrafficRouting"))
 	var out []route
-	for _, entry := range tr.Spec.ObjectRef {
+	for i, entry := range tr.Spec.ObjectRef {
 		t := traffic.Target{Namespace: tr.Namespace, Rollout: owner(tr), Owner: ref, Ref: entry.V1beta1(), DisableCanaryService: true}
 		ps, err := providers.New(r.Client, r.APIReader, t)
 		if err != nil {
-			return nil, fmt.Errorf("objectRef of Service %s: %w", entry.Service, err)
+			return nil, fmt.Errorf("spec.objectRef[%d]: %w", i, err)
 		}
 		for _, p := range ps {
 			out = append(out, route{target: t, provider: p})

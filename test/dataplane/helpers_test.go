@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
@@ -58,20 +57,8 @@ func retry(ctx context.Context, f func() error) error {
 // default ServiceAccount; it is deleted when the scenario passes.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	name := "dp-" + rand.String(6)
-	if err := suite.c.Create(ctxFor(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	eventually(t, "default ServiceAccount", func() (bool, string) {
-		err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, fmt.Sprint(err)
-	})
-	t.Cleanup(func() {
-		if !t.Failed() {
-			_ = suite.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		}
-	})
-	return name
+	ns := kube.Namespace(t, suite.c, "dp")
+	return ns
 }
 
 // deployment creates a Deployment of replicas pods running image and waits

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
@@ -30,23 +29,9 @@ func ctxFor(t *testing.T) context.Context { return poll.Context(t) }
 // default ServiceAccount.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ctx := ctxFor(t)
-	name := "e2e-" + rand.String(6)
-	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	eventually(t, "default ServiceAccount", func() (bool, string) {
-		err := suite.c.Get(ctx, types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, fmt.Sprint(err)
-	})
-	dumpOnFailure(t, name)
-	t.Cleanup(func() {
-		// Free the fake nodes' pod capacity for the scenarios that follow.
-		if !t.Failed() {
-			_ = suite.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		}
-	})
-	return name
+	ns := kube.Namespace(t, suite.c, "e2e")
+	dumpOnFailure(t, ns)
+	return ns
 }
 
 // eventually polls cond every 100ms until it holds, failing the test after

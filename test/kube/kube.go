@@ -6,12 +6,15 @@
 package kube
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-dev/sluice/test/poll"
@@ -70,4 +73,25 @@ func WaitDeploymentComplete(t testing.TB, c client.Reader, ns, name, image strin
 			d.Status.AvailableReplicas == n && d.Status.Replicas == n && pods[image] == int(n) && len(pods) == 1
 		return ok, fmt.Sprintf("status %+v pods %v paused %v", d.Status, pods, d.Spec.Paused)
 	})
+}
+
+// Namespace creates a namespace named prefix-<random> for one test, waits
+// for its default ServiceAccount (pods need it), and deletes it when the
+// test passed: a failed test's namespace stays, to be looked at.
+func Namespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	name := prefix + "-" + rand.String(6)
+	if err := c.Create(poll.Context(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	poll.Until(t, "default ServiceAccount of "+name, func() (bool, string) {
+		err := c.Get(poll.Context(t), types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, fmt.Sprint(err)
+	})
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		}
+	})
+	return name
 }

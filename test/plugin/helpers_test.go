@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,21 +120,8 @@ func squeeze(s string) string {
 // ServiceAccount.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ctx := ctxFor(t)
-	name := "plugin-" + rand.String(6)
-	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	eventually(t, "default ServiceAccount", func() (bool, string) {
-		err := suite.c.Get(ctx, types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, fmt.Sprint(err)
-	})
-	t.Cleanup(func() {
-		if !t.Failed() { // a failed test's namespace stays, to be looked at
-			_ = suite.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		}
-	})
-	return name
+	ns := kube.Namespace(t, suite.c, "plugin")
+	return ns
 }
 
 // eventually polls cond every 100ms until it holds, failing the test after

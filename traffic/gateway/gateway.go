@@ -52,7 +52,7 @@ type Router struct {
 // clusters without the Gateway API lose nothing.
 func New(c client.Client, reader client.Reader, t traffic.Target) (*Router, error) {
 	if t.Ref.Gateway == nil || t.Ref.Gateway.HTTPRouteName == nil || *t.Ref.Gateway.HTTPRouteName == "" {
-		return nil, fmt.Errorf("trafficRoutings entry of Service %s names no HTTPRoute", t.Ref.Service)
+		return nil, fmt.Errorf("gateway.httpRouteName is empty: name the HTTPRoute that sends the requests of Service %s", t.Ref.Service)
 	}
 	return &Router{client: c, reader: reader, t: t, name: *t.Ref.Gateway.HTTPRouteName}, nil
 }

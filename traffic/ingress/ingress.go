@@ -41,7 +41,7 @@ type Router struct {
 // class. It reads through reader and writes through c.
 func New(c client.Client, reader client.Reader, t traffic.Target) (*Router, error) {
 	if t.Ref.Ingress == nil {
-		return nil, fmt.Errorf("trafficRoutings entry of Service %s names no Ingress", t.Ref.Service)
+		return nil, fmt.Errorf("ingress.name is empty: name the Ingress that sends the requests of Service %s", t.Ref.Service)
 	}
 	if _, err := lookup(t.Ref.Ingress.ClassType); err != nil {
 		return nil, err

@@ -105,7 +105,7 @@ func New(c client.Client, reader client.Reader, t traffic.Target) ([]traffic.Pro
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("trafficRoutings entry of Service %s names no route sluice drives: %w", t.Ref.Service, traffic.ErrUnsupported)
+		return nil, fmt.Errorf("no route sluice drives for Service %s: set ingress, gateway.httpRouteName or customNetworkRefs: %w", t.Ref.Service, traffic.ErrUnsupported)
 	}
 	return out, nil
 }

@@ -36,7 +36,7 @@ func specToV1beta1(in *rolloutsv1alpha1.RolloutSpec, annotations map[string]stri
 		oc.Steps = append(oc.Steps, stepToV1beta1(st))
 	}
 	for _, r := range c.TrafficRoutings {
-		oc.TrafficRoutings = append(oc.TrafficRoutings, routingToV1beta1(r))
+		oc.TrafficRoutings = append(oc.TrafficRoutings, r.V1beta1())
 	}
 	out.Strategy.Canary = oc
 	return out
@@ -58,16 +58,6 @@ func stepToV1beta1(in rolloutsv1alpha1.CanaryStep) rolloutsv1beta1.CanaryStep {
 	}
 	for _, m := range in.Matches {
 		out.Matches = append(out.Matches, rolloutsv1beta1.HttpRouteMatch{Headers: m.Headers})
-	}
-	return out
-}
-
-func routingToV1beta1(in rolloutsv1alpha1.TrafficRoutingRef) rolloutsv1beta1.TrafficRoutingRef {
-	out := rolloutsv1beta1.TrafficRoutingRef{
-		Service: in.Service, GracePeriodSeconds: in.GracePeriodSeconds, Ingress: in.Ingress, Gateway: in.Gateway,
-	}
-	for _, r := range in.CustomNetworkRefs {
-		out.CustomNetworkRefs = append(out.CustomNetworkRefs, rolloutsv1beta1.ObjectRef{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name})
 	}
 	return out
 }

@@ -277,11 +277,11 @@ func validateUpdate(ro, old *rolloutsv1beta1.Rollout, spec *field.Path) field.Er
 	if (ro.Spec.Strategy.Canary == nil) != (old.Spec.Strategy.Canary == nil) {
 		errs = append(errs, field.Forbidden(spec.Child("strategy"), "cannot switch between canary and blueGreen while a release is in progress"))
 	}
-	if !apiequality.Semantic.DeepEqual(routingsOf(ro), routingsOf(old)) {
+	if !apiequality.Semantic.DeepEqual(ro.Spec.Strategy.TrafficRoutings(), old.Spec.Strategy.TrafficRoutings()) {
 		errs = append(errs, field.Forbidden(spec.Child("strategy").Child(strategyName(ro), "trafficRoutings"),
 			"cannot change while a release is in progress: the routes changed so far would not be given back; disable the Rollout first"))
 	}
-	if ref, oldRef := routingRefName(ro), routingRefName(old); ref != oldRef {
+	if ref, oldRef := ro.TrafficRoutingRef(), old.TrafficRoutingRef(); ref != oldRef {
 		errs = append(errs, field.Forbidden(spec.Child("strategy").Child(strategyName(ro), "trafficRoutingRef"),
 			fmt.Sprintf("cannot change while a release is in progress (%q -> %q): the release holds TrafficRouting %q and its routes; disable the Rollout first", oldRef, ref, oldRef)))
 	}
@@ -297,35 +297,9 @@ func validateUpdate(ro, old *rolloutsv1beta1.Rollout, spec *field.Path) field.Er
 	return errs
 }
 
-func routingsOf(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRoutingRef {
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		return s.Canary.TrafficRoutings
-	case s.BlueGreen != nil:
-		return s.BlueGreen.TrafficRoutings
-	}
-	return nil
-}
-
 func strategyName(ro *rolloutsv1beta1.Rollout) string {
 	if ro.Spec.Strategy.BlueGreen != nil {
 		return "blueGreen"
 	}
 	return "canary"
-}
-
-// routingRefName is the TrafficRouting ro releases through: its strategy's
-// trafficRoutingRef, or the v1alpha1 annotation.
-func routingRefName(ro *rolloutsv1beta1.Rollout) string {
-	name := ""
-	switch s := ro.Spec.Strategy; {
-	case s.Canary != nil:
-		name = s.Canary.TrafficRoutingRef
-	case s.BlueGreen != nil:
-		name = s.BlueGreen.TrafficRoutingRef
-	}
-	if name == "" {
-		name = ro.Annotations[rolloutsv1beta1.TrafficRoutingAnnotation]
-	}
-	return name
 }

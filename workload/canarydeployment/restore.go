@@ -4,12 +4,11 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 // restorePatch is the JSON merge patch kept in the sluice.dev/restore-patch
@@ -89,7 +88,7 @@ func stableRevision(d *appsv1.Deployment, sets []appsv1.ReplicaSet) string {
 	for i := range sets {
 		rs := &sets[i]
 		ref := metav1.GetControllerOf(rs)
-		if ref == nil || ref.UID != d.UID || rs.DeletionTimestamp != nil || equalIgnoringHash(&rs.Spec.Template, &d.Spec.Template) {
+		if ref == nil || ref.UID != d.UID || rs.DeletionTimestamp != nil || revisions.Equal(&rs.Spec.Template, &d.Spec.Template) {
 			continue
 		}
 		if better(rs) {
@@ -112,13 +111,4 @@ func replicasOfSet(rs *appsv1.ReplicaSet) int32 {
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
 	v, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
 	return v
-}
-
-// equalIgnoringHash compares two pod templates, ignoring the
-// pod-template-hash label that ReplicaSets carry.
-func equalIgnoringHash(a, b *corev1.PodTemplateSpec) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	return apiequality.Semantic.DeepEqual(a, b)
 }

@@ -7,11 +7,11 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 // replicaSets are the ReplicaSets a Deployment controls, split into the one
@@ -38,7 +38,7 @@ func listReplicaSets(ctx context.Context, cached, fresh client.Reader, d *appsv1
 	names := map[string]bool{d.Name + "-" + templateHash(&d.Spec.Template, d.Status.CollisionCount): true}
 	for i := range list.Items {
 		rs := &list.Items[i]
-		if replicasOfSet(rs) > 0 || rs.Status.Replicas > 0 || equalIgnoringHash(&rs.Spec.Template, &d.Spec.Template) {
+		if replicasOfSet(rs) > 0 || rs.Status.Replicas > 0 || revisions.Equal(&rs.Spec.Template, &d.Spec.Template) {
 			names[rs.Name] = true
 		}
 	}
@@ -60,7 +60,7 @@ func listReplicaSets(ctx context.Context, cached, fresh client.Reader, d *appsv1
 		if !owned(rs, d) {
 			continue
 		}
-		if sets.current == nil && equalIgnoringHash(&rs.Spec.Template, &d.Spec.Template) {
+		if sets.current == nil && revisions.Equal(&rs.Spec.Template, &d.Spec.Template) {
 			sets.current = rs
 			continue
 		}
@@ -125,13 +125,4 @@ func replicasOfSet(rs *appsv1.ReplicaSet) int32 {
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
 	v, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
 	return v
-}
-
-// equalIgnoringHash compares two pod templates, ignoring the
-// pod-template-hash label that ReplicaSets carry.
-func equalIgnoringHash(a, b *corev1.PodTemplateSpec) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	return apiequality.Semantic.DeepEqual(a, b)
 }

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,23 +37,9 @@ func ctxFor(t *testing.T) context.Context { return poll.Context(t) }
 // default ServiceAccount.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	ctx := ctxFor(t)
-	name := "e2e-ds-" + rand.String(6)
-	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatalf("creating namespace: %v", err)
-	}
-	eventually(t, "default ServiceAccount", func() (bool, string) {
-		err := suite.c.Get(ctx, types.NamespacedName{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, fmt.Sprint(err)
-	})
-	dumpOnFailure(t, name)
-	t.Cleanup(func() {
-		// Kept after a failure, for debugging.
-		if !t.Failed() {
-			_ = suite.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		}
-	})
-	return name
+	ns := kube.Namespace(t, suite.c, "e2e-ds")
+	dumpOnFailure(t, ns)
+	return ns
 }
 
 // eventually polls cond every 100ms until it holds, failing the test after
