@@ -34,7 +34,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code and the API reference (doc
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook manifests under config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=sluice paths="{./controllers/...,./web/...}" output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=sluice paths="{./controllers/...,./web/...,./traffic/providers/...}" output:rbac:artifacts:config=config/rbac
 	go run ./hack/webhookgen config/webhook/manifests.yaml
 	rm -f charts/sluice/crds/*.yaml && cp config/crd/bases/*.yaml charts/sluice/crds/
 	cp config/rbac/role.yaml charts/sluice/files/role.yaml
@@ -63,21 +63,48 @@ build: ## Build the sluice manager and tools into ./bin.
 controlplane: ## Build the local control plane (first run: several minutes).
 	hack/controlplane/build.sh >/dev/null
 
+.PHONY: flux
+flux: ## Build Flux's source-controller and kustomize-controller, and copy their CRDs, for the GitOps tests (first run: about ten minutes).
+	hack/flux/build.sh >/dev/null
+
 .PHONY: dataplane
 dataplane: ## Build the data-plane proxy (a reduced Traefik) for test/dataplane (first run: several minutes).
 	hack/dataplane/build.sh >/dev/null
+
+.PHONY: gitea
+gitea: ## Build Gitea for the Gitea/Forgejo tests (test/gitea) into the cache (first run: many minutes).
+	hack/gitea/build.sh >/dev/null
 
 .PHONY: chromium
 chromium: ## Install Chromium for the web view's browser tests (apt-get; nothing when on PATH).
 	hack/chromium.sh
 
+.PHONY: prometheus
+prometheus: ## Install Prometheus for the analysis tests (apt-get; nothing when on PATH).
+	hack/prometheus.sh
+
 .PHONY: test
-test: controlplane dataplane chromium $(HELM) ## Run every test, the integration tests on a local control plane.
+test: controlplane dataplane flux gitea chromium prometheus $(HELM) ## Run every test, the integration tests on a local control plane.
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
 .PHONY: bench
 bench: controlplane ## Run the benchmark scenarios on a local control plane.
 	go run ./test/bench
+	go run ./test/bench --scenario=gitops
+
+.PHONY: bench-gitops
+bench-gitops: controlplane ## Run only the gitops benchmark: 100 Rollouts bound to one GitGate, webhook approvals and reverts.
+	go run ./test/bench --scenario=gitops
+
+CHAOS_TIMEOUT ?= 60m
+
+.PHONY: chaos
+chaos: controlplane ## Run the long fault tests (test/chaos): kill storms, leader failover, kube-apiserver restarts and etcd pauses while releases run; CHAOS_KILLS sets the storm's kills (default 50).
+	go test -tags chaos -count=1 -timeout $(CHAOS_TIMEOUT) -v ./test/chaos/
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (default 30s); crashers are kept under testdata/fuzz.
+	hack/fuzz.sh
 
 .PHONY: verify
 verify: generate manifests fmt ## Regenerate everything and fail if the tree changed.
@@ -90,8 +117,12 @@ verify: generate manifests fmt ## Regenerate everything and fail if the tree cha
 ##@ Run
 
 .PHONY: demo
-demo: ## Run a multi-batch release on a local control plane, live.
+demo: ## Tell the GitOps story live: real Flux applies a pull request, a label approves, git revert rolls back (first run builds the control plane and Flux).
 	go run ./test/demo
+
+.PHONY: demo-basic
+demo-basic: ## Run the kubectl-only multi-batch release on a local control plane, live.
+	go run ./test/demo --basic
 
 .PHONY: cluster-up
 cluster-up: controlplane ## Start a local control plane in the background and print its KUBECONFIG.
@@ -104,8 +135,8 @@ cluster-down: ## Stop the local control plane started by cluster-up.
 	$(BIN)/sluice-cluster down --dir $(CLUSTER_DIR)
 
 .PHONY: run
-run: ## Run the manager against $KUBECONFIG as a local process (installs the CRDs first).
-	go run ./cmd/sluice --local --install-crds --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081
+run: ## Run the manager against $KUBECONFIG as a local process acting as the user sluice-local (installs the CRDs first).
+	go run ./cmd/sluice --local --install-crds --as=sluice-local --as-group=system:masters --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081
 
 ##@ Tools
 

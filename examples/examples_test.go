@@ -19,8 +19,8 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
-	"github.com/sluice-dev/sluice/release/batch"
-	"github.com/sluice-dev/sluice/release/support"
+	"github.com/sluice-dev/sluice/release/coverage"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // scheme knows sluice's kinds, the built-in ones, CRDs, the Gateway API,
@@ -232,7 +232,7 @@ func TestMultiBatchDeployment_isWhatTheREADMEDescribes(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Errorf("steps (replicas/pods/pause) = %v, want %s", got, want)
 	}
-	if blocking, ignored := support.Analyze(ro); len(blocking)+len(ignored) > 0 {
+	if blocking, ignored := coverage.Analyze(ro); len(blocking)+len(ignored) > 0 {
 		t.Errorf("the example uses what sluice does not act on: blocking %v, ignored %v", blocking, ignored)
 	}
 }

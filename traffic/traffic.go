@@ -2,8 +2,9 @@
 // the new revision of a workload during a release. Each kind of route has
 // its own provider package (traffic/ingress, traffic/gateway, ...) behind
 // the Provider interface; traffic/service keeps the Services the routes
-// point at; traffic/providers is the one factory that picks them for a
-// Rollout's trafficRoutings entry.
+// point at; traffic/providers is the one table of the kinds of routes,
+// which builds them for a trafficRoutings entry; traffic/drive drives
+// them, for the Rollout and the TrafficRouting controllers alike.
 package traffic
 
 import (

@@ -1,11 +1,11 @@
 package web
 
 import (
-	"fmt"
 	"net/url"
 	"sort"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // Summary is one row of the index page.
@@ -29,10 +29,10 @@ func Summaries(rollouts []rolloutsv1beta1.Rollout) []Summary {
 		ro := &rollouts[i]
 		p := releaseOf(ro)
 		s := Summary{Namespace: ro.Namespace, Name: ro.Name, Phase: string(ro.Status.Phase), Step: "-", Link: PagePath(ro.Namespace, ro.Name)}
+		if at := progress.AtStep(ro); at != "" {
+			s.Step = at
+		}
 		if p.ok {
-			if p.Common.CurrentStepIndex > 0 {
-				s.Step = fmt.Sprintf("%d/%d", p.Common.CurrentStepIndex, len(ro.Spec.Strategy.Steps()))
-			}
 			s.State = string(p.Common.CurrentStepState)
 			s.Revision = p.Revision
 			if s.Revision == "" {

@@ -2,57 +2,36 @@ package web
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/observability/snapshot"
 	"github.com/sluice-dev/sluice/release/approval"
-	"github.com/sluice-dev/sluice/release/batch"
 	"github.com/sluice-dev/sluice/release/progress"
-	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // MaxEvents is how many of a Rollout's latest events the picture shows.
 const MaxEvents = 15
 
 // Input is everything the picture of one Rollout is drawn from, read at
-// one moment.
-type Input struct {
-	// Rollout is the Rollout drawn.
-	Rollout *rolloutsv1beta1.Rollout
-	// BatchRelease is the Rollout's BatchRelease, nil when there is none.
-	BatchRelease *rolloutsv1beta1.BatchRelease
-	// Workload is the workload as sluice sees it, nil when it could not be
-	// read.
-	Workload *workload.Status
-	// WorkloadAnnotations are the annotations of the workload, where the
-	// GitOps adapter names the commit being released.
-	WorkloadAnnotations map[string]string
-	// Pods are the pods the workload's selector selects.
-	Pods []corev1.Pod
-	// Events are the events regarding the Rollout.
-	Events []eventsv1.Event
-	// Problems are what could not be read, one line each.
-	Problems []string
-	// Now is when the input was read; ages count from it.
-	Now time.Time
-}
+// one moment: the snapshot kubectl sluice status draws as well.
+type Input = snapshot.Snapshot
 
-// StepState is how a step is drawn on the progress track.
-type StepState string
+// StepState is how a step is drawn on the progress track
+// (release/progress, shared with kubectl sluice).
+type StepState = progress.StepState
 
 // The states of a step on the progress track.
 const (
-	StepDone    StepState = "done"
-	StepCurrent StepState = "current"
-	StepPaused  StepState = "paused"
-	StepPending StepState = "pending"
+	StepDone    = progress.StepDone
+	StepCurrent = progress.StepCurrent
+	StepPaused  = progress.StepPaused
+	StepPending = progress.StepPending
+	StepAborted = progress.StepAborted
 )
 
 // View is what the page of one Rollout draws; the JSON endpoint serves it
@@ -78,25 +57,46 @@ type View struct {
 	// StepUpgrade, Completed, ...).
 	StepState string `json:"stepState,omitempty"`
 	// Waiting says what the release waits for, empty when nothing.
-	Waiting        string `json:"waiting,omitempty"`
-	StableRevision string `json:"stableRevision,omitempty"`
+	Waiting string `json:"waiting,omitempty"`
+	// Aborted describes an aborted release; nil when it is not aborted.
+	Aborted        *Aborted `json:"aborted,omitempty"`
+	StableRevision string   `json:"stableRevision,omitempty"`
 	// NewRevision is the revision being released.
 	NewRevision string `json:"newRevision,omitempty"`
 	// Replicas, Updated and UpdatedReady count the workload's pods, those of
 	// the new revision and those of them ready.
-	Replicas     int32        `json:"replicas"`
-	Updated      int32        `json:"updated"`
-	UpdatedReady int32        `json:"updatedReady"`
-	Steps        []Step       `json:"steps"`
-	Traffic      Traffic      `json:"traffic"`
-	Pods         []PodGroup   `json:"pods"`
-	Terminating  int          `json:"terminating,omitempty"`
-	Approvals    []Approval   `json:"approvals"`
-	Git          Git          `json:"git"`
-	Conditions   []Condition  `json:"conditions"`
-	Events       []Event      `json:"events"`
+	Replicas     int32       `json:"replicas"`
+	Updated      int32       `json:"updated"`
+	UpdatedReady int32       `json:"updatedReady"`
+	Steps        []Step      `json:"steps"`
+	Traffic      Traffic     `json:"traffic"`
+	Pods         []PodGroup  `json:"pods"`
+	Terminating  int         `json:"terminating,omitempty"`
+	Approvals    []Approval  `json:"approvals"`
+	Git          Git         `json:"git"`
+	Conditions   []Condition `json:"conditions"`
+	Events       []Event     `json:"events"`
+	// Analysis draws the measurements of the release's analyses, one
+	// chart per gate, run and metric.
+	Analysis     []Chart      `json:"analysis,omitempty"`
 	BatchRelease *BatchStatus `json:"batchRelease,omitempty"`
 	Problems     []string     `json:"problems,omitempty"`
+}
+
+// Aborted is an aborted release: held on the stable revision until the
+// template changes or it is retried.
+type Aborted struct {
+	// Revision is the aborted revision; Step the step it was aborted at.
+	Revision string `json:"revision"`
+	Step     int32  `json:"step"`
+	// Who aborted it and how ("ops via github-label"), and when.
+	Who string `json:"who"`
+	Age string `json:"age,omitempty"`
+	// Reason says why, as whoever aborted it wrote.
+	Reason string `json:"reason,omitempty"`
+	// State says where the hold is, Advice what ends it.
+	State  string   `json:"state"`
+	Advice []string `json:"advice"`
 }
 
 // Step is one step of the progress track.
@@ -200,11 +200,14 @@ func Build(in Input) View {
 	v := View{
 		Namespace: ro.Namespace, Name: ro.Name,
 		Workload: ro.Spec.WorkloadRef.Kind + "/" + ro.Spec.WorkloadRef.Name,
-		Style:    style(ro), Phase: string(ro.Status.Phase), Message: ro.Status.Message,
+		Style:    progress.Style(ro), Phase: string(ro.Status.Phase), Message: ro.Status.Message,
 		Frozen:    ro.Spec.Strategy.Paused,
-		InRelease: p.ok && ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && p.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted,
+		InRelease: progress.InRelease(ro),
 		StepCount: int32(len(steps)), //nolint:gosec // at most 50 steps (CRD validation)
-		Problems:  in.Problems,
+		Problems:  append([]string(nil), in.Problems...),
+	}
+	if in.WorkloadErr != "" {
+		v.Problems = append(v.Problems, fmt.Sprintf("workload %s/%s: %s", ro.Spec.WorkloadRef.Kind, ro.Spec.WorkloadRef.Name, in.WorkloadErr))
 	}
 	if p.ok {
 		v.StepIndex, v.StepState = p.Common.CurrentStepIndex, string(p.Common.CurrentStepState)
@@ -214,8 +217,14 @@ func Build(in Input) View {
 	if ws := in.Workload; ws != nil {
 		v.Replicas, v.Updated, v.UpdatedReady = ws.Replicas, ws.UpdatedReplicas, ws.UpdatedReadyReplicas
 	}
-	v.Steps = buildSteps(ro, p, v.InRelease, v.Replicas)
-	v.Waiting = waiting(ro, v)
+	if a, ok := progress.AbortOf(ro); ok {
+		v.Aborted = &Aborted{Revision: a.Revision, Step: a.Step, Who: a.Who(), Reason: a.Reason, State: a.State(), Advice: a.Advice(ro)}
+		if a.At != nil {
+			v.Aborted.Age = age(a.At.Time, in.Now)
+		}
+	}
+	v.Steps = buildSteps(ro, v.Replicas)
+	v.Waiting = waiting(ro)
 	v.Traffic = buildTraffic(ro, v)
 	if ws := in.Workload; ws != nil && ws.RevisionLabel != "" {
 		v.Pods, v.Terminating = groupPods(in.Pods, ws.RevisionLabel, p)
@@ -224,6 +233,7 @@ func Build(in Input) View {
 	v.Git = gitOf(in.WorkloadAnnotations, ro.Annotations)
 	v.Conditions = buildConditions(ro)
 	v.Events = buildEvents(in.Events, in.Now)
+	v.Analysis = buildCharts(in.Analysis)
 	if br := in.BatchRelease; br != nil {
 		cs := br.Status.CanaryStatus
 		v.BatchRelease = &BatchStatus{Name: br.Name, Phase: string(br.Status.Phase), Batch: cs.CurrentBatch + 1,
@@ -232,93 +242,36 @@ func Build(in Input) View {
 	return v
 }
 
-// style names how ro releases its workload, for people.
-func style(ro *rolloutsv1beta1.Rollout) string {
-	switch s := ro.Spec.Strategy; {
-	case s.BlueGreen != nil:
-		return "blue-green"
-	case s.Canary != nil && s.Canary.EnableExtraWorkloadForCanary:
-		return "canary (extra canary workload)"
-	case s.Canary != nil:
-		return "multi-batch in place"
-	}
-	return "no strategy"
-}
-
-func buildSteps(ro *rolloutsv1beta1.Rollout, p release, inRelease bool, replicas int32) []Step {
+// buildSteps draws the progress track: each step as release/progress
+// describes it, for a workload of replicas pods (0: unknown).
+func buildSteps(ro *rolloutsv1beta1.Rollout, replicas int32) []Step {
 	steps := ro.Spec.Strategy.Steps()
-	idx := p.Common.CurrentStepIndex
-	completed := false // every step done, not rolled back
-	if p.ok {
-		c := progress.Condition(ro, rolloutsv1beta1.RolloutConditionSucceeded)
-		completed = p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted &&
-			(ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing || c == nil || c.Status != corev1.ConditionFalse)
-	}
+	states := progress.StepStates(ro)
 	out := make([]Step, 0, len(steps))
 	for i, st := range steps {
-		n := int32(i + 1) //nolint:gosec // at most 50 steps
-		s := Step{Number: n, Replicas: "100%", Traffic: trafficOf(st), State: StepPending}
-		if st.Replicas != nil {
-			s.Replicas = st.Replicas.String()
-		}
+		s := Step{Number: int32(i + 1), Replicas: progress.StepReplicas(st), Traffic: progress.StepTraffic(st), //nolint:gosec // at most 50 steps
+			Pause: progress.StepPause(ro, i, replicas), State: states[i]}
 		if d, err := batch.DesiredUpdated(st.Replicas, replicas); err == nil {
 			s.Pods = d
-		}
-		s.Pause = pauseOf(st.Pause, i == len(steps)-1, replicas > 0 && s.Pods >= replicas)
-		switch {
-		case inRelease && n == idx && (p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused || ro.Spec.Strategy.Paused):
-			s.State = StepPaused
-		case inRelease && n == idx:
-			s.State = StepCurrent
-		case (inRelease && n < idx) || (completed && n <= idx):
-			s.State = StepDone
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-// pauseOf describes how a step waits once done.
-func pauseOf(p rolloutsv1beta1.RolloutPause, last, releasesAll bool) string {
-	switch {
-	case last && releasesAll:
-		return "none (last step)"
-	case p.Duration == nil:
-		return "until approved"
-	case *p.Duration == 0:
-		return "none"
-	}
-	return fmt.Sprintf("%ds", *p.Duration)
-}
-
-// trafficOf describes the traffic part of a step, or "" when it has none.
-func trafficOf(s rolloutsv1beta1.CanaryStep) string {
-	var parts []string
-	if s.Traffic != nil {
-		parts = append(parts, "traffic "+*s.Traffic)
-	}
-	if n := len(s.Matches); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d request match(es)", n))
-	}
-	if s.RequestHeaderModifier != nil {
-		parts = append(parts, "header modifier")
-	}
-	return strings.Join(parts, ", ")
-}
-
-// waiting says what a release in progress waits for.
-func waiting(ro *rolloutsv1beta1.Rollout, v View) string {
-	switch {
-	case !v.InRelease:
-		return ""
-	case v.Frozen:
+// waiting says what a release in progress waits for (progress.WaitOf, as
+// kubectl sluice status says it).
+func waiting(ro *rolloutsv1beta1.Rollout) string {
+	switch w := progress.WaitOf(ro); w.Kind {
+	case progress.WaitFrozen:
 		return "frozen by spec.strategy.paused"
-	case v.StepState != string(rolloutsv1beta1.CanaryStepStatePaused) || v.StepIndex < 1 || v.StepIndex > v.StepCount:
-		return ""
-	case ro.Spec.Strategy.Steps()[v.StepIndex-1].Pause.Duration != nil:
-		return fmt.Sprintf("step %d pauses for %ds", v.StepIndex, *ro.Spec.Strategy.Steps()[v.StepIndex-1].Pause.Duration)
+	case progress.WaitPause:
+		return fmt.Sprintf("step %d pauses for %ds", w.Step, w.Seconds)
+	case progress.WaitApproval:
+		return fmt.Sprintf("approval of step %d", w.Step)
+	case progress.WaitNothing:
 	}
-	return fmt.Sprintf("approval of step %d", v.StepIndex)
+	return ""
 }
 
 // buildTraffic works out the split of requests now: the current step's
@@ -329,8 +282,7 @@ func buildTraffic(ro *rolloutsv1beta1.Rollout, v View) Traffic {
 	case !v.InRelease:
 		t.Note = "no release in progress: every request goes to the current revision"
 	case t.Routed && v.StepIndex >= 1 && v.StepIndex <= v.StepCount && ro.Spec.Strategy.Steps()[v.StepIndex-1].Traffic != nil:
-		w := strings.TrimSuffix(strings.TrimSpace(*ro.Spec.Strategy.Steps()[v.StepIndex-1].Traffic), "%")
-		if n, err := strconv.Atoi(w); err == nil && n >= 0 && n <= 100 {
+		if n, ok := rolloutsv1beta1.Percent(*ro.Spec.Strategy.Steps()[v.StepIndex-1].Traffic); ok && n >= 0 && n <= 100 {
 			t.NewPercent, t.StablePercent = n, 100-n
 		}
 		t.Note = fmt.Sprintf("weight of step %d on the routes", v.StepIndex)
@@ -348,56 +300,15 @@ func routed(ro *rolloutsv1beta1.Rollout) bool {
 	return len(ro.Spec.Strategy.TrafficRoutings()) > 0
 }
 
-// groupPods groups the live pods by the value of label: the stable
-// revision first, then the new one, then any other.
-func groupPods(pods []corev1.Pod, label string, p release) (groups []PodGroup, terminating int) {
-	byRev := map[string]int{}
-	images := map[string]map[string]bool{}
-	for i := range pods {
-		pod := &pods[i]
-		if pod.DeletionTimestamp != nil {
-			terminating++
-			continue
-		}
-		rev := pod.Labels[label]
-		at, ok := byRev[rev]
-		if !ok {
-			at = len(groups)
-			byRev[rev] = at
-			groups = append(groups, PodGroup{Revision: rev, Role: p.RoleOf(func(v string) bool { return rev != "" && rev == v })})
-			images[rev] = map[string]bool{}
-		}
-		groups[at].Pods++
-		if podReady(pod) {
-			groups[at].Ready++
-		}
-		for _, c := range pod.Spec.Containers {
-			images[rev][c.Name+"="+c.Image] = true
-		}
+// groupPods groups the live pods by the value of label as release/progress
+// does for kubectl sluice.
+func groupPods(pods []corev1.Pod, label string, p release) ([]PodGroup, int) {
+	groups, terminating := p.GroupPods(pods, label)
+	var out []PodGroup
+	for _, g := range groups {
+		out = append(out, PodGroup{Revision: g.Revision, Role: g.Role, Pods: g.Pods, Ready: g.Ready, Images: g.Images})
 	}
-	for i := range groups {
-		for img := range images[groups[i].Revision] {
-			groups[i].Images = append(groups[i].Images, img)
-		}
-		sort.Strings(groups[i].Images)
-	}
-	rank := map[string]int{"stable": 0, "current": 0, "new": 1, "other": 2}
-	sort.SliceStable(groups, func(i, j int) bool {
-		if rank[groups[i].Role] != rank[groups[j].Role] {
-			return rank[groups[i].Role] < rank[groups[j].Role]
-		}
-		return groups[i].Revision < groups[j].Revision
-	})
-	return groups, terminating
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return out, terminating
 }
 
 // buildApprovals lists the record of applied approvals, newest last. A

@@ -57,6 +57,8 @@ func TestBuild_stepStatesFollowTheRelease(t *testing.T) {
 	failed.Status.Conditions = []rolloutsv1beta1.RolloutCondition{{Type: rolloutsv1beta1.RolloutConditionSucceeded, Status: corev1.ConditionFalse}}
 	frozen := rollout(rolloutsv1beta1.RolloutPhaseProgressing, canary(2, rolloutsv1beta1.CanaryStepStateUpgrade), "1", "50%", "100%")
 	frozen.Spec.Strategy.Paused = true
+	aborted := rollout(rolloutsv1beta1.RolloutPhaseAborted, canary(2, rolloutsv1beta1.CanaryStepStatePaused), "1", "50%", "100%")
+	aborted.Status.Aborted = &rolloutsv1beta1.AbortStatus{Revision: "r2", StableRevision: "s1", Step: 2, By: "ops", Via: "github-label", Held: true}
 	tests := []struct {
 		name        string
 		ro          *rolloutsv1beta1.Rollout
@@ -75,6 +77,7 @@ func TestBuild_stepStatesFollowTheRelease(t *testing.T) {
 		{name: "finished", ro: rollout(rolloutsv1beta1.RolloutPhaseHealthy, canary(3, rolloutsv1beta1.CanaryStepStateCompleted), "1", "50%", "100%"),
 			want: []StepState{done, done, done}},
 		{name: "rolled back", ro: failed, want: []StepState{pending, pending, pending}},
+		{name: "aborted at step 2", ro: aborted, want: []StepState{done, StepAborted, pending}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,5 +275,21 @@ func TestSummaries_listTheRolloutsWithTheirStep(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("summaries = %+v\nwant %+v", got, want)
+	}
+}
+
+func TestBuild_abortedSaysWhoAndWhatToDo(t *testing.T) {
+	ro := rollout(rolloutsv1beta1.RolloutPhaseAborted, canary(2, rolloutsv1beta1.CanaryStepStatePaused), "1", "50%", "100%")
+	at := metav1.NewMicroTime(now.Add(-5 * time.Minute))
+	ro.Status.Aborted = &rolloutsv1beta1.AbortStatus{Revision: "r2", StableRevision: "s1", Step: 2, By: "ops", Via: "github-label", At: &at,
+		Reason: "5xx", Held: true}
+	v := Build(Input{Rollout: ro, Now: now})
+	a := v.Aborted
+	if a == nil || a.Step != 2 || a.Who != "ops via github-label" || a.Reason != "5xx" || a.Age != "5m" ||
+		a.State != "every pod and all traffic on revision s1" || len(a.Advice) == 0 || a.Advice[len(a.Advice)-1] != "  kubectl sluice retry web -n shop" {
+		t.Fatalf("aborted %+v", a)
+	}
+	if v.InRelease {
+		t.Fatal("an aborted release shows as in progress")
 	}
 }

@@ -38,6 +38,9 @@ func (f *fakeReleaser) UpgradeBatch(context.Context, int32) (bool, error) {
 func (f *fakeReleaser) Finalize(context.Context, bool) (bool, error) {
 	return false, errors.New("read only")
 }
+func (f *fakeReleaser) HoldStable(context.Context) (bool, error) {
+	return false, errors.New("read only")
+}
 
 // testServer serves the web view of objs through a fake client.
 func testServer(t *testing.T, auth Auth, objs ...client.Object) *httptest.Server {

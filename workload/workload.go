@@ -1,7 +1,7 @@
 // Package workload defines the one interface through which sluice releases
 // any kind of workload in batches. Each kind has its own adapter package
-// (workload/deployment, ...); workload/lookup picks the adapter for a
-// reference.
+// (workload/deployment, ...); the workload kinds table (workload/kinds)
+// describes each kind once and picks the adapter for a reference.
 package workload
 
 import (
@@ -21,6 +21,12 @@ var ErrNotFound = errors.New("workload not found")
 // ErrUnsupported is wrapped by errors for kinds and settings that sluice
 // cannot release; the message says which and what to change.
 var ErrUnsupported = errors.New("unsupported")
+
+// ErrCannotHoldStable is wrapped by HoldStable's error when the workload's
+// kind (or its state) cannot run the stable revision again without its pod
+// template changing; the message names the kind and the fix. The workload
+// stays held: nothing further is released.
+var ErrCannotHoldStable = errors.New("cannot hold the stable revision")
 
 // Status is what a release needs to know about a workload.
 type Status struct {
@@ -73,7 +79,8 @@ type Status struct {
 	Settled bool
 
 	// MaxUnavailable is the workload's own maxUnavailable resolved against
-	// its replicas (what a nil failureThreshold tolerates).
+	// its replicas (what a nil failureThreshold tolerates when the
+	// BatchRelease opts in with sluice.dev/failure-threshold-default).
 	MaxUnavailable int32
 
 	// PodSelector selects the workload's pods (all revisions).
@@ -91,6 +98,13 @@ type Status struct {
 	// UpToDate is true when every pod runs the update revision and the
 	// workload's own controller reports the rollout complete.
 	UpToDate bool
+
+	// Adopt is true when the workload carries the marks of a release that
+	// sluice never claimed (OpenKruise Rollouts left it held mid-release):
+	// the BatchRelease claims it before going on, whatever its status says,
+	// so that sluice records what to hand back, never OpenKruise's
+	// mid-release values.
+	Adopt bool
 }
 
 // Releaser releases one workload in batches. Implementations must leave the
@@ -113,6 +127,14 @@ type Releaser interface {
 	// every field sluice changed. With wait it reports true only once the
 	// workload is fully updated; without, once it is handed back.
 	Finalize(ctx context.Context, wait bool) (done bool, err error)
+
+	// HoldStable moves every pod back to the stable revision and keeps the
+	// workload held, for an aborted release. It never changes the pod
+	// template; it moves pods within the workload's maxUnavailable where
+	// the kind allows, a step per call. It reports true once no pod runs
+	// another revision and the stable pods are ready. An error wrapping
+	// ErrCannotHoldStable says the kind cannot do it.
+	HoldStable(ctx context.Context) (done bool, err error)
 }
 
 // Target names the workload a release works on and how it is released.

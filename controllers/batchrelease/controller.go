@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -56,20 +57,26 @@ func styleOf(p rolloutsv1beta1.ReleasePlan) rolloutsv1beta1.RollingStyleType {
 // events, as a guard against a missed watch event.
 const pollInterval = 5 * time.Second
 
+// conflictRetry is how soon a reconcile whose workload write met a
+// conflict plans again.
+const conflictRetry = 250 * time.Millisecond
+
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=batchreleases/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=replicasets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile drives one BatchRelease.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile drives one BatchRelease: it handles deletion and the finalizer,
+// then runs the phase the release is in; the status is patched once, in a
+// deferred step, whatever ended the phase.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	br := &rolloutsv1beta1.BatchRelease{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, br); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	logger := log.FromContext(ctx).WithValues("batchRelease", klog.KObj(br))
+	logger := ctrl.LoggerFrom(ctx).WithValues("batchRelease", klog.KObj(br))
 	ctx = log.IntoContext(ctx, logger)
 
 	releaser, lookupErr := r.Workloads(r.Client, r.APIReader, workload.Target{
@@ -83,66 +90,93 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		base := br.DeepCopy()
 		controllerutil.AddFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)
 		if err := r.Client.Patch(ctx, br, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
 
 	s := &scope{br: br, base: br.DeepCopy(), releaser: releaser, now: r.Clock.Now()}
-	result, err := r.run(ctx, s, lookupErr)
+	defer func() { result, err = r.finish(ctx, s, result, err) }()
+	if lookupErr != nil {
+		s.br.Status.Message = lookupErr.Error()
+		return ctrl.Result{}, reconcile.TerminalError(lookupErr)
+	}
+	return r.run(ctx, s)
+}
+
+// finish records the end of the phase in the status and patches it. The
+// generation counts as observed only when the phase succeeded: a Rollout
+// reads the status of a BatchRelease as the answer to its plan only then.
+// A workload write that met a conflict plans again soon, from a fresh read.
+func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, err error) (ctrl.Result, error) {
+	switch {
+	case apierrors.IsConflict(err):
+		// A workload write carries the resourceVersion it was planned on:
+		// the workload changed in between (a new pod template, Kubernetes'
+		// own status), so the next reconcile plans again from a fresh read.
+		ctrl.LoggerFrom(ctx).Info("Workload changed since it was read; planning again", "reason", err.Error())
+		result, err = ctrl.Result{RequeueAfter: conflictRetry}, nil
+	case err == nil:
+		s.br.Status.ObservedGeneration = s.br.Generation
+	}
 	if perr := r.patchStatus(ctx, s); perr != nil {
-		return reconcile.Result{}, errors.Join(err, perr)
+		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return result, err
 }
 
 // run executes the phase the BatchRelease is in.
-func (r *Reconciler) run(ctx context.Context, s *scope, lookupErr error) (reconcile.Result, error) {
-	s.br.Status.ObservedGeneration = s.br.Generation
-	if lookupErr != nil {
-		s.br.Status.Message = lookupErr.Error()
-		return reconcile.Result{}, reconcile.TerminalError(lookupErr)
-	}
+func (r *Reconciler) run(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.br.Spec.ReleasePlan.BatchPartition == nil {
+		s.br.Status.StableHold = ""
 		return r.reconcileFinalize(ctx, s)
 	}
 	ws, err := s.releaser.Status(ctx)
 	if errors.Is(err, workload.ErrNotFound) {
 		s.br.Status.Message = fmt.Sprintf("%s %s not found", s.br.Spec.WorkloadRef.Kind, s.br.Spec.WorkloadRef.Name)
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	if err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	if why := planBehind(s.br, ws); why != "" {
 		// The workload moved on (a new revision, or a rollback) before the
 		// plan did: acting now would release the new revision with the
 		// old plan's partition. The Rollout updates the plan next.
 		s.br.Status.Message = why
-		return reconcile.Result{RequeueAfter: pollInterval}, nil
+		return ctrl.Result{RequeueAfter: pollInterval}, nil
 	}
 	if needsPreparing(s.br, ws) {
 		return r.reconcilePrepare(ctx, s, ws)
 	}
+	if s.br.Spec.ReleasePlan.HoldStable {
+		return r.reconcileHold(ctx, s, ws)
+	}
+	if s.br.Status.StableHold != "" {
+		// The hold is over (a retry): the plan starts again at batch 0,
+		// from pods that all run the stable revision.
+		s.br.Status.StableHold = ""
+		s.br.Status.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatchState: rolloutsv1beta1.UpgradingBatchState}
+	}
 	return r.reconcileBatch(ctx, s, ws)
 }
 
-func (r *Reconciler) reconcileDelete(ctx context.Context, br *rolloutsv1beta1.BatchRelease, releaser workload.Releaser) (reconcile.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, br *rolloutsv1beta1.BatchRelease, releaser workload.Releaser) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer) {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	if releaser != nil && br.Annotations[rolloutsv1beta1.SkipHandBackAnnotation] != "true" {
 		done, err := releaser.Finalize(ctx, false)
 		if err != nil {
-			return reconcile.Result{}, fmt.Errorf("handing the workload back: %w", err)
+			return ctrl.Result{}, fmt.Errorf("handing the workload back: %w", err)
 		}
 		if !done {
-			return reconcile.Result{RequeueAfter: time.Second}, nil
+			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 	}
 	base := br.DeepCopy()
 	controllerutil.RemoveFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)
 	if err := r.Client.Patch(ctx, br, client.MergeFrom(base), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil && !apierrors.IsNotFound(err) {
-		return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
+		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 	}
-	return reconcile.Result{}, nil
+	return ctrl.Result{}, nil
 }

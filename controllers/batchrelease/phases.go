@@ -2,16 +2,18 @@ package batchrelease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // scope is what one reconcile of a BatchRelease works on.
@@ -23,9 +25,13 @@ type scope struct {
 }
 
 // needsPreparing reports whether the BatchRelease must (re)claim its
-// workload: it never did, it finished an earlier plan, or the workload now
-// carries another revision than the one it prepared for.
+// workload: it never did, it finished an earlier plan, the workload now
+// carries another revision than the one it prepared for, or sluice never
+// claimed it (a release OpenKruise Rollouts left in flight).
 func needsPreparing(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) bool {
+	if ws.Adopt {
+		return true
+	}
 	switch br.Status.Phase {
 	case "", rolloutsv1beta1.RolloutPhaseInitial, rolloutsv1beta1.BatchReleasePhasePreparing,
 		rolloutsv1beta1.BatchReleasePhaseCompleted, rolloutsv1beta1.BatchReleasePhaseFinalizing:
@@ -55,7 +61,7 @@ func planBehind(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) string {
 }
 
 // reconcilePrepare claims the workload and starts the plan at batch 0.
-func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workload.Status) (reconcile.Result, error) {
+func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workload.Status) (ctrl.Result, error) {
 	br := s.br
 	owner := workload.Owner{BatchRelease: br.Name, Ref: br.Spec.WorkloadRef}
 	for _, ref := range br.OwnerReferences {
@@ -65,9 +71,10 @@ func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workloa
 	}
 	if err := s.releaser.Claim(ctx, owner); err != nil {
 		br.Status.Message = err.Error()
-		return reconcile.Result{}, fmt.Errorf("claiming %s %s: %w", br.Spec.WorkloadRef.Kind, br.Spec.WorkloadRef.Name, err)
+		return ctrl.Result{}, fmt.Errorf("claiming %s %s: %w", br.Spec.WorkloadRef.Kind, br.Spec.WorkloadRef.Name, err)
 	}
-	log.FromContext(ctx).Info("Claimed workload", "updateRevision", ws.UpdateRevision, "stableRevision", ws.StableRevision)
+	killpoint.Reached(ctx, killpoint.BatchReleaseClaimed, br.Namespace+"/"+br.Name)
+	ctrl.LoggerFrom(ctx).Info("Claimed workload", "updateRevision", ws.UpdateRevision, "stableRevision", ws.StableRevision)
 	br.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 	br.Status.StableRevision = ws.StableRevision
 	br.Status.UpdateRevision = ws.UpdateRevision
@@ -75,31 +82,32 @@ func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workloa
 	br.Status.ObservedWorkloadReplicas = ws.Replicas
 	br.Status.ObservedReleasePlanHash = planHash(br.Spec.ReleasePlan)
 	br.Status.CanaryStatus = rolloutsv1beta1.BatchReleaseCanaryStatus{CurrentBatchState: rolloutsv1beta1.UpgradingBatchState}
-	if ws.UpdatedReplicas > 0 {
+	if ws.UpdatedReplicas > 0 && !ws.Adopt {
 		// Pods already on the revision (a rollback in batches) are not
-		// part of the plan: the batches count the others.
+		// part of the plan: the batches count the others. Those of a
+		// release adopted from OpenKruise are the release's own.
 		n := ws.UpdatedReplicas
 		br.Status.CanaryStatus.NoNeedUpdateReplicas = &n
 	}
 	br.Status.Message = "Workload claimed; releasing batch 0"
-	return reconcile.Result{RequeueAfter: pollInterval}, nil
+	return ctrl.Result{RequeueAfter: pollInterval}, nil
 }
 
 // reconcileBatch moves the current batch forward, on to the next batches
 // as far as the partition allows and the workload is already placed.
-func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.Status) (reconcile.Result, error) {
+func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.Status) (ctrl.Result, error) {
 	plan := s.br.Spec.ReleasePlan
 	st := &s.br.Status
 	if len(plan.Batches) == 0 {
 		st.Message = "spec.releasePlan.batches is empty"
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	replan(st, plan, ws)
 	partition := clampPartition(plan.BatchPartition, len(plan.Batches))
 	for range plan.Batches {
 		cur := st.CanaryStatus.CurrentBatch
 		if err := r.stepBatch(ctx, s, ws); err != nil {
-			return reconcile.Result{}, err
+			return ctrl.Result{}, err
 		}
 		if st.CanaryStatus.CurrentBatch == cur {
 			break
@@ -107,12 +115,12 @@ func (r *Reconciler) reconcileBatch(ctx context.Context, s *scope, ws *workload.
 	}
 	if err := r.labelPods(ctx, s, ws); err != nil {
 		// Labels help users select a batch; they never hold up a release.
-		log.FromContext(ctx).Error(err, "Labelling the pods of the release")
+		ctrl.LoggerFrom(ctx).Error(err, "Labelling the pods of the release")
 	}
 	if st.CanaryStatus.CurrentBatchState == rolloutsv1beta1.ReadyBatchState && st.CanaryStatus.CurrentBatch >= partition {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
-	return reconcile.Result{RequeueAfter: pollInterval}, nil
+	return ctrl.Result{RequeueAfter: pollInterval}, nil
 }
 
 // replan restarts the current batch when the plan, the rollout ID or the
@@ -160,14 +168,7 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 		st.Message = fmt.Sprintf("Batch %d cannot be released: %v", cur, err)
 		return fmt.Errorf("upgrading batch %d: %w", cur, err)
 	}
-	// A nil failureThreshold tolerates the workload's own maxUnavailable, as
-	// the API documents (OpenKruise tolerates none).
-	threshold := plan.FailureThreshold
-	if threshold == nil {
-		t := intstr.FromInt32(ws.MaxUnavailable)
-		threshold = &t
-	}
-	tolerated, err := batch.Tolerated(threshold, desired)
+	tolerated, err := batch.Tolerated(failureThreshold(s.br, ws), desired)
 	if err != nil {
 		st.Message = fmt.Sprintf("spec.releasePlan.failureThreshold: %v", err)
 		return reconcile.TerminalError(err)
@@ -193,6 +194,57 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 	return nil
 }
 
+// failureThreshold is how many unready pods of a batch br tolerates: its
+// plan's failureThreshold; when unset none, as OpenKruise behaves, unless
+// br opts in (sluice.dev/failure-threshold-default: maxUnavailable) to the
+// reading the OpenKruise API documents, the workload's own maxUnavailable.
+func failureThreshold(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) *intstr.IntOrString {
+	if t := br.Spec.ReleasePlan.FailureThreshold; t != nil {
+		return t
+	}
+	t := intstr.FromInt32(0)
+	if br.Annotations[rolloutsv1beta1.FailureThresholdDefaultAnnotation] == rolloutsv1beta1.FailureThresholdDefaultMaxUnavailable {
+		t = intstr.FromInt32(ws.MaxUnavailable)
+	}
+	return &t
+}
+
+// holdInterval is how often a hold in progress is looked at: each look
+// moves the next pods back.
+const holdInterval = 2 * time.Second
+
+// reconcileHold holds the workload on the stable revision
+// (spec.releasePlan.holdStable): each call moves pods back through the
+// adapter, until none runs another revision.
+func (r *Reconciler) reconcileHold(ctx context.Context, s *scope, ws *workload.Status) (ctrl.Result, error) {
+	st := &s.br.Status
+	before := st.StableHold
+	done, err := s.releaser.HoldStable(ctx)
+	st.CanaryStatus.UpdatedReplicas, st.CanaryStatus.UpdatedReadyReplicas = ws.UpdatedReplicas, ws.UpdatedReadyReplicas
+	switch {
+	case errors.Is(err, workload.ErrCannotHoldStable):
+		st.StableHold, st.Message = rolloutsv1beta1.StableHoldBlocked, err.Error()
+		if before != st.StableHold {
+			r.Recorder.Eventf(s.br, nil, "Warning", "CannotHoldStable", "Hold", "%s", err.Error())
+		}
+		return ctrl.Result{RequeueAfter: pollInterval}, nil
+	case err != nil:
+		st.StableHold = rolloutsv1beta1.StableHoldHolding
+		st.Message = fmt.Sprintf("Holding on revision %s: %v", st.StableRevision, err)
+		return ctrl.Result{}, fmt.Errorf("holding the stable revision: %w", err)
+	case !done:
+		st.StableHold = rolloutsv1beta1.StableHoldHolding
+		st.Message = fmt.Sprintf("Moving every pod back to revision %s: %d on revision %s", st.StableRevision, ws.UpdatedReplicas, ws.UpdateRevision)
+		return ctrl.Result{RequeueAfter: holdInterval}, nil
+	}
+	st.StableHold = rolloutsv1beta1.StableHoldHeld
+	st.Message = fmt.Sprintf("Every pod runs revision %s; held there", st.StableRevision)
+	if before != st.StableHold {
+		r.Recorder.Eventf(s.br, nil, "Normal", "StableHeld", "Hold", "Every pod back on revision %s", st.StableRevision)
+	}
+	return ctrl.Result{RequeueAfter: pollInterval}, nil
+}
+
 // noNeedUpdate is how many pods ran the release's revision before it
 // started, bounded by replicas.
 func noNeedUpdate(st *rolloutsv1beta1.BatchReleaseStatus, replicas int32) int32 {
@@ -203,22 +255,22 @@ func noNeedUpdate(st *rolloutsv1beta1.BatchReleaseStatus, replicas int32) int32 
 }
 
 // reconcileFinalize hands the workload back once the partition is removed.
-func (r *Reconciler) reconcileFinalize(ctx context.Context, s *scope) (reconcile.Result, error) {
+func (r *Reconciler) reconcileFinalize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	br := s.br
 	if br.Status.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	wait := br.Spec.ReleasePlan.FinalizingPolicy == rolloutsv1beta1.WaitResumeFinalizingPolicy
 	done, err := s.releaser.Finalize(ctx, wait)
 	if err != nil {
-		return reconcile.Result{}, fmt.Errorf("finalizing: %w", err)
+		return ctrl.Result{}, fmt.Errorf("finalizing: %w", err)
 	}
 	if !done {
 		br.Status.Phase = rolloutsv1beta1.BatchReleasePhaseFinalizing
 		br.Status.Message = "Handing the workload back to its controller"
-		return reconcile.Result{RequeueAfter: pollInterval}, nil
+		return ctrl.Result{RequeueAfter: pollInterval}, nil
 	}
 	br.Status.Phase = rolloutsv1beta1.BatchReleasePhaseCompleted
 	br.Status.Message = "Workload handed back"
-	return reconcile.Result{}, nil
+	return ctrl.Result{}, nil
 }

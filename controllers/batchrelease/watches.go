@@ -2,10 +2,11 @@ package batchrelease
 
 import (
 	"context"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,11 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
 	"github.com/sluice-dev/sluice/workload/canarydeployment"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // WorkloadIndex indexes BatchReleases by the workload they release, as
@@ -39,16 +40,18 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rolloutsv1beta1.BatchRelease{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate()))).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("Deployment"))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate())))
+	for _, k := range kinds.Watched() {
+		b = b.Watches(k.Watch(), handler.EnqueueRequestsFromMapFunc(r.forWorkload(k.GroupKind.Kind)))
+	}
+	for _, d := range kinds.Dependents() {
+		b = b.Watches(d.Object(), handler.EnqueueRequestsFromMapFunc(r.forController(d.Controllers)))
+	}
+	return b.
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forCanaryDeployment)).
-		Watches(&appsv1.ReplicaSet{}, handler.EnqueueRequestsFromMapFunc(r.forReplicaSetOwner)).
-		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("StatefulSet"))).
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
-		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("DaemonSet"))).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.forDaemonSetPod)).
 		Named("batchrelease").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
@@ -56,24 +59,36 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 
 // forWorkload maps a workload of kind to the BatchReleases releasing it.
 func (r *Reconciler) forWorkload(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		return r.requestsFor(ctx, o.GetNamespace(), kind+"/"+o.GetName())
 	}
 }
 
-// forReplicaSetOwner maps a ReplicaSet to the BatchReleases releasing its
-// Deployment.
-func (r *Reconciler) forReplicaSetOwner(ctx context.Context, o client.Object) []reconcile.Request {
-	ref := metav1.GetControllerOf(o)
-	if ref == nil || ref.Kind != "Deployment" {
-		return nil
+// Pods are watched for the DaemonSets (kinds.Dependents).
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+
+// forController maps an object (a workload's dependent) to the
+// BatchReleases releasing the workload that controls it, when that is of
+// one of the kinds controllers.
+func (r *Reconciler) forController(controllers []schema.GroupKind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		ref := metav1.GetControllerOf(o)
+		if ref == nil {
+			return nil
+		}
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || !slices.Contains(controllers, schema.GroupKind{Group: gv.Group, Kind: ref.Kind}) {
+			return nil
+		}
+		return r.requestsFor(ctx, o.GetNamespace(), ref.Kind+"/"+ref.Name)
 	}
-	return r.requestsFor(ctx, o.GetNamespace(), "Deployment/"+ref.Name)
 }
 
 // forCanaryDeployment maps a canary Deployment (Canary style) to the
 // BatchReleases releasing the stable Deployment its label names.
-func (r *Reconciler) forCanaryDeployment(ctx context.Context, o client.Object) []reconcile.Request {
+func (r *Reconciler) forCanaryDeployment(ctx context.Context, o client.Object) []ctrl.Request {
 	stable := o.GetLabels()[canarydeployment.Label]
 	if stable == "" {
 		return nil
@@ -81,29 +96,15 @@ func (r *Reconciler) forCanaryDeployment(ctx context.Context, o client.Object) [
 	return r.requestsFor(ctx, o.GetNamespace(), "Deployment/"+stable)
 }
 
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
-
-// forDaemonSetPod maps a pod to the BatchReleases releasing the DaemonSet
-// that controls it.
-func (r *Reconciler) forDaemonSetPod(ctx context.Context, o client.Object) []reconcile.Request {
-	ref := metav1.GetControllerOf(o)
-	if ref == nil || ref.Kind != "DaemonSet" || ref.APIVersion != "apps/v1" {
-		return nil
-	}
-	return r.requestsFor(ctx, o.GetNamespace(), "DaemonSet/"+ref.Name)
-}
-
-func (r *Reconciler) requestsFor(ctx context.Context, namespace, key string) []reconcile.Request {
+func (r *Reconciler) requestsFor(ctx context.Context, namespace, key string) []ctrl.Request {
 	list := &rolloutsv1beta1.BatchReleaseList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{WorkloadIndex: key}); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing BatchReleases for a workload event", "workload", key)
 		return nil
 	}
-	reqs := make([]reconcile.Request, 0, len(list.Items))
+	reqs := make([]ctrl.Request, 0, len(list.Items))
 	for i := range list.Items {
-		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return reqs
 }

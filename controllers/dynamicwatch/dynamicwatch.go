@@ -19,14 +19,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 var _ source.Source = (*Source)(nil)
@@ -40,7 +40,7 @@ type Source struct {
 
 	mu      sync.Mutex
 	ctx     context.Context //nolint:containedctx // the controller's context, for the watches started later
-	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
+	queue   workqueue.TypedRateLimitingInterface[ctrl.Request]
 	started map[schema.GroupVersionKind]bool
 }
 
@@ -52,12 +52,12 @@ func Workloads(c cache.Cache, mapFunc func(kind string) handler.MapFunc) *Source
 
 // Start implements source.Source: it follows the Rollouts in the cache and
 // starts a watch for each new workload kind they name.
-func (s *Source) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+func (s *Source) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[ctrl.Request]) error {
 	s.mu.Lock()
 	s.ctx, s.queue = ctx, queue
 	s.mu.Unlock()
 	go func() {
-		logger := log.FromContext(ctx).WithName("dynamicwatch")
+		logger := ctrl.LoggerFrom(ctx).WithName("dynamicwatch")
 		var inf cache.Informer
 		_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 			var err error
@@ -104,17 +104,18 @@ func (s *Source) observe(obj any) {
 	watched.SetGroupVersionKind(gvk)
 	src := source.Kind(s.cache, client.Object(watched), handler.EnqueueRequestsFromMapFunc(s.mapFunc(gvk.Kind)))
 	if err := src.Start(s.ctx, s.queue); err != nil {
-		log.FromContext(s.ctx).Error(err, "Watching workloads", "kind", gvk.String())
+		ctrl.LoggerFrom(s.ctx).Error(err, "Watching workloads", "kind", gvk.String())
 		s.started[gvk] = false
 		return
 	}
-	log.FromContext(s.ctx).Info("Watching workloads of a kind named by a Rollout", "kind", gvk.String())
+	ctrl.LoggerFrom(s.ctx).Info("Watching workloads of a kind named by a Rollout", "kind", gvk.String())
 }
 
 // Dynamic reports whether workloads of kind gvk are watched by a Source:
-// any kind with a group and a kind outside the "apps" group.
+// any kind with a group and a version that the controllers do not watch
+// from their start (kinds.Watched).
 func Dynamic(gvk schema.GroupVersionKind) bool {
-	return gvk.Group != "" && gvk.Group != "apps" && gvk.Kind != "" && gvk.Version != ""
+	return gvk.Group != "" && gvk.Kind != "" && gvk.Version != "" && !kinds.WatchedFromStart(gvk.GroupKind())
 }
 
 // Definitions returns a source that maps a change of a
@@ -124,21 +125,21 @@ func Dynamic(gvk schema.GroupVersionKind) bool {
 func Definitions(c cache.Cache, reader client.Reader) source.Source {
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-	return source.Kind(c, client.Object(crd), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+	return source.Kind(c, client.Object(crd), handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []ctrl.Request {
 		_, group, ok := strings.Cut(o.GetName(), ".")
 		if !ok {
 			return nil
 		}
 		list := &rolloutsv1beta1.RolloutList{}
 		if err := reader.List(ctx, list); err != nil {
-			log.FromContext(ctx).Error(err, "Listing Rollouts for a CustomResourceDefinition event")
+			ctrl.LoggerFrom(ctx).Error(err, "Listing Rollouts for a CustomResourceDefinition event")
 			return nil
 		}
-		var reqs []reconcile.Request
+		var reqs []ctrl.Request
 		for i := range list.Items {
 			ro := &list.Items[i]
 			if schema.FromAPIVersionAndKind(ro.Spec.WorkloadRef.APIVersion, ro.Spec.WorkloadRef.Kind).Group == group {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(ro)})
+				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ro)})
 			}
 		}
 		return reqs

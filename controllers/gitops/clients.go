@@ -3,8 +3,6 @@ package gitops
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -14,28 +12,20 @@ import (
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
-	"github.com/sluice-dev/sluice/gitops/scm/github"
+	"github.com/sluice-dev/sluice/gitops/scm/hosts"
 )
-
-// SCM is what the gate needs of the source-code host, for one repository.
-type SCM interface {
-	scm.CommitStatusWriter
-	scm.PullRequestReader
-	scm.PermissionReader
-	scm.TeamReader
-	scm.RevertProposer
-}
-
-var _ SCM = (*github.Client)(nil)
 
 // clients are the Git reader and the SCM client of one GitGate, kept between
 // reconciles so fetches stay incremental and posted statuses remembered.
 type clients struct {
 	// key changes when the spec or a secret changes.
-	key  string
-	git  git.Reader
-	scm  SCM
+	key string
+	git git.Reader
+	// scm is nil when the gate names no SCM host: Git alone.
+	scm  scm.Client
 	keys *git.Keyring
+	// merged remembers the pull requests of merge commits (see memo.go).
+	merged *mergedPRs
 }
 
 // clientCache holds the clients of every GitGate.
@@ -72,9 +62,12 @@ func (r *Reconciler) clientsFor(ctx context.Context, gg *gitopsv1alpha1.GitGate)
 	if err != nil {
 		return nil, err
 	}
-	ghSecret, err := r.secret(ctx, gg.Namespace, &gg.Spec.GitHub.SecretRef)
-	if err != nil {
-		return nil, err
+	host, cfg := scmOf(gg)
+	var ghSecret *corev1.Secret
+	if host != "" {
+		if ghSecret, err = r.secret(ctx, gg.Namespace, &meta.LocalObjectReference{Name: cfg.SecretName}); err != nil {
+			return nil, err
+		}
 	}
 	keySecret, err := r.secret(ctx, gg.Namespace, gg.Spec.Approval.SigningKeysSecretRef)
 	if err != nil {
@@ -92,25 +85,15 @@ func (r *Reconciler) clientsFor(ctx context.Context, gg *gitopsv1alpha1.GitGate)
 	}); err != nil {
 		return nil, fmt.Errorf("git: %w", err)
 	}
-	owner, repo, _ := strings.Cut(gg.Spec.GitHub.Repository, "/")
-	opts := github.Options{Owner: owner, Repo: repo, BaseURL: gg.Spec.GitHub.APIURL, Token: string(data(ghSecret, "token")),
-		Observer: r.SCMObserver}
-	if opts.Token == "" {
-		app := &github.AppCredentials{PrivateKeyPEM: data(ghSecret, "privateKey")}
-		app.AppID, _ = strconv.ParseInt(string(data(ghSecret, "appID")), 10, 64)
-		app.InstallationID, _ = strconv.ParseInt(string(data(ghSecret, "installationID")), 10, 64)
-		if len(app.PrivateKeyPEM) == 0 || app.AppID == 0 || app.InstallationID == 0 {
-			return nil, fmt.Errorf("secret %s holds neither token nor appID, installationID and privateKey", gg.Spec.GitHub.SecretRef.Name)
+	if host != "" {
+		cfg.Secret, cfg.Observer = ghSecret.Data, r.SCMObserver
+		factories := r.SCMHosts
+		if factories == nil {
+			factories = hosts.Default()
 		}
-		opts.App = app
-	}
-	if r.NewSCM != nil {
-		c.scm, err = r.NewSCM(opts)
-	} else {
-		c.scm, err = github.New(opts)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("github: %w", err)
+		if c.scm, err = factories.New(host, cfg); err != nil {
+			return nil, err
+		}
 	}
 	if keySecret != nil {
 		if c.keys, err = git.ParseKeyring(data(keySecret, "openpgp"), data(keySecret, "allowed_signers")); err != nil {
@@ -153,6 +136,36 @@ func gitAuth(s *corev1.Secret) git.Auth {
 		BearerToken: string(data(s, "bearerToken")), SSHPrivateKey: data(s, "identity"),
 		SSHPassphrase: string(data(s, "passphrase")), KnownHosts: data(s, "known_hosts"),
 	}
+}
+
+// scmOf names the SCM host of gg and the configuration of its client;
+// "" when the gate names none (it works from Git alone). spec.github is
+// spec.scm with provider github.
+func scmOf(gg *gitopsv1alpha1.GitGate) (scm.Host, scm.Config) {
+	if r := scmRepositoryOf(gg); r != nil {
+		return scm.Host(r.Provider), scm.Config{Repository: r.Repository, APIURL: r.APIURL, SecretName: r.SecretRef.Name}
+	}
+	return "", scm.Config{}
+}
+
+// scmRepositoryOf is gg's spec.scm, or its spec.github in that form; nil
+// when it names no host.
+func scmRepositoryOf(gg *gitopsv1alpha1.GitGate) *gitopsv1alpha1.SCMRepository {
+	if gg.Spec.SCM != nil {
+		return gg.Spec.SCM
+	}
+	if gh := gg.Spec.GitHub; gh != nil {
+		return &gitopsv1alpha1.SCMRepository{Provider: gitopsv1alpha1.SCMGitHub, Repository: gh.Repository, APIURL: gh.APIURL,
+			SecretRef: gh.SecretRef, ProposeRevert: gh.ProposeRevert}
+	}
+	return nil
+}
+
+// repositoryOf is the SCM repository ("owner/name") gg is bound to; ""
+// without one.
+func repositoryOf(gg *gitopsv1alpha1.GitGate) string {
+	_, cfg := scmOf(gg)
+	return cfg.Repository
 }
 
 func branchOf(gg *gitopsv1alpha1.GitGate) string {

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/gitops/commitid"
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
+	"github.com/sluice-dev/sluice/release/canary"
 )
 
 // Action is what an intent asks of a Rollout.
@@ -18,24 +20,34 @@ const (
 	ActionApprove Action = "Approve"
 	// ActionPromoteFull approves every remaining step.
 	ActionPromoteFull Action = "PromoteFull"
-	// ActionRollback rolls the release back to the stable revision at once.
+	// ActionRollback aborts the release: every pod and all traffic back on
+	// the stable revision at once, the pod template left as Git has it.
 	ActionRollback Action = "Rollback"
+	// ActionRetry releases an aborted revision again from step 1.
+	ActionRetry Action = "Retry"
 )
 
 // The ways an intent reaches sluice, as recorded in approvals.
 const (
-	// ViaLabel is a pull-request label.
+	// ViaLabel is a pull-request label on GitHub; on the other hosts a
+	// label is recorded as "<host>-label" (gitea-label, gitlab-label).
 	ViaLabel = "github-label"
 	// ViaTrailer is a commit trailer.
 	ViaTrailer = "git-trailer"
 	// ViaRevert is a commit reverting the revision.
 	ViaRevert = "git-revert"
+	// ViaStepTimeout is a paused step that waited its StepTimeout for an
+	// approval.
+	ViaStepTimeout = "approval-timeout"
 )
 
 // Reasons of the events a rejected intent raises.
 const (
 	// ReasonInsufficientPermission: the label's author lacks the permission.
 	ReasonInsufficientPermission = "InsufficientPermission"
+	// ReasonSelfApproval: the author of the pull request that brought the
+	// release approved it, and the policy separates the duties.
+	ReasonSelfApproval = "SelfApproval"
 	// ReasonNotAllowed: the author is not in the allowed users or committers.
 	ReasonNotAllowed = "ApproverNotAllowed"
 	// ReasonLabelPredatesPause: the label was added before the step paused.
@@ -50,7 +62,13 @@ const (
 	ReasonNotPaused = "NotPaused"
 	// ReasonUnknownActor: GitHub does not say who added the label.
 	ReasonUnknownActor = "UnknownActor"
+	// ReasonRolledBack: the release of the revision is aborted; only a
+	// retry, the revert syncing or a new commit moves it.
+	ReasonRolledBack = "RolledBack"
 )
+
+// rolledBackAdvice is what a refusal of an aborted revision says to do.
+const rolledBackAdvice = "rolled back; revert the commit in Git, or push a new one"
 
 // RolloutView is what the decision needs of a bound Rollout.
 type RolloutView struct {
@@ -69,6 +87,31 @@ type RolloutView struct {
 	// CanaryRevision is the revision being released; StableRevision the one
 	// replaced.
 	CanaryRevision, StableRevision string
+	// Aborted is set while the release is aborted (held on the stable
+	// revision), or rolling back after it.
+	Aborted *AbortView
+	// RetriedAt is when the Rollout's sluice.dev/retry was last written
+	// (zero: never).
+	RetriedAt time.Time
+	// Analysis is what the MetricGates say about the current step (the
+	// message of the Rollout's Analysis condition, e.g. "analysis 3/5
+	// passed (error-rate 0.004)"); empty when no gate analyses it.
+	Analysis string
+	// AnalysisRunning: the step waits for its analysis.
+	AnalysisRunning bool
+}
+
+// AbortView is what the decision needs of an aborted release.
+type AbortView struct {
+	// Step it was aborted at, and who aborted it how and when.
+	Step    int32
+	By, Via string
+	At      time.Time
+	// Held is true once every pod and all traffic are on stable.
+	Held bool
+	// Reason says why, e.g. the failed metric and its value of an abort
+	// via analysis.
+	Reason string
 }
 
 // Label is a pull-request label with who added it, when, and their
@@ -80,6 +123,9 @@ type Label struct {
 	// Teams are the allowed teams ("org/team-slug") AddedBy is an active
 	// member of; read only when the policy lists allowed teams.
 	Teams []string
+	// PullRequest is the number of the pull request the label is on (0:
+	// the release's, Observation.PullRequest).
+	PullRequest int
 }
 
 // TrailerCommit is a commit on the branch after the revision, with its sluice
@@ -103,35 +149,31 @@ type TrailerCommit struct {
 	When time.Time
 }
 
-// Policy is the approval policy, defaults applied.
-type Policy struct {
-	// ApproveLabel, PromoteFullLabel and RollbackLabel name the labels.
-	ApproveLabel, PromoteFullLabel, RollbackLabel string
-	// MinPermission for labels.
-	MinPermission scm.Permission
-	// AllowedUsers and AllowedCommitters restrict who may act (empty: anyone
-	// with the permission, or any committer).
-	AllowedUsers, AllowedCommitters []string
-	// AllowedTeams ("org/team-slug") admit their members' labels too: with
-	// AllowedUsers, a label's author must be one of the users or a member
-	// of one of the teams.
-	AllowedTeams []string
-}
-
 // Observation is what the gate knows of one bound Rollout.
 type Observation struct {
 	// Rollout is the Rollout's state.
 	Rollout RolloutView
 	// Revision is the commit the workload is released from.
 	Revision string
-	// PullRequest is the number of the pull request that brought Revision
-	// (0: none).
+	// Commits are the release's other commits: those the sync of Revision
+	// brought that changed the workload's path, oldest first. They show
+	// the same commit status as Revision, a trailer naming any of them
+	// names the release, and a revert of any of them reverts it.
+	Commits []string
+	// PullRequest is the number of the pull request that brought Revision,
+	// else the newest of the release's commits (0: none).
 	PullRequest int
 	// Labels on that pull request that name sluice actions.
 	Labels []Label
+	// Authors are the logins of who opened the release's pull requests, by
+	// number.
+	Authors map[int]string
 	// Trailers are the commits after Revision with directives for the
 	// Rollout, oldest first.
 	Trailers []TrailerCommit
+	// Declared is the Rollout's sluice.dev/approve annotation when it
+	// names a commit, as applied from Git (nil: none).
+	Declared *DeclaredApproval
 	// RevertedBy is the first commit after Revision that reverts it ("":
 	// none).
 	RevertedBy string
@@ -139,10 +181,17 @@ type Observation struct {
 	Applied []Applied
 	// Policy is the approval policy.
 	Policy Policy
+	// Now is when the observation was made.
+	Now time.Time
+	// Host is the SCM host the labels are read on ("" without one).
+	Host scm.Host
 	// Tracked: a status was posted on Revision before, so its release was
 	// seen; a Rollout found healthy reports success only on a tracked
 	// revision (not on every commit the GitOps tool applies).
 	Tracked bool
+	// LastPosted is the state of the status last posted on Revision (""
+	// when not Tracked).
+	LastPosted scm.CommitState
 	// Context and TargetURL of the Rollout's commit status.
 	Context, TargetURL string
 }
@@ -155,6 +204,8 @@ type Applied struct {
 	Step int32
 	// By and Via as recorded.
 	By, Via string
+	// At is when it was given.
+	At time.Time
 	// Key identifies the source: the commit SHA of a trailer or revert, the
 	// label name and the time it was added.
 	Key string
@@ -172,6 +223,11 @@ type Intent struct {
 	At time.Time
 	// Key identifies the source, see Applied.Key.
 	Key string
+	// Commit is the Git commit the intent came from (a revert, a trailer's
+	// commit); empty for a label.
+	Commit string
+	// PullRequest is the pull request a label intent came from.
+	PullRequest int
 }
 
 // Rejection is an intent that applies to nothing, and why.
@@ -200,21 +256,22 @@ type Decision struct {
 	Posts []Post
 	// Message says what the Rollout waits for.
 	Message string
+	// WakeAt is when the decision changes by time alone (a step's approval
+	// timeout); zero when it does not.
+	WakeAt time.Time
 }
 
 // Decide computes what to do for one bound Rollout. It is pure: the same
 // observation gives the same decision.
 func Decide(o Observation) Decision {
 	var d Decision
-	rolledBack := o.rolledBack()
-	if rolledBack == nil && o.RevertedBy != "" && !o.Rollout.InRelease {
-		// Git says so, whatever was recorded.
-		rolledBack = &Applied{Action: ActionRollback, By: o.RevertedBy, Via: ViaRevert, Key: o.RevertedBy}
-	}
 	switch {
-	case rolledBack != nil:
-	case o.RevertedBy != "" && o.Rollout.InRelease:
-		d.Apply = &Intent{Action: ActionRollback, By: o.RevertedBy, Via: ViaRevert, Key: o.RevertedBy}
+	case o.Rollout.Aborted != nil:
+		// Held on the stable revision: only a retry applies; every other
+		// intent for this revision is refused, saying what to do.
+		d.Apply, d.Rejections = o.whileAborted()
+	case o.RevertedBy != "" && o.Rollout.InRelease && !o.applied(o.RevertedBy):
+		d.Apply = &Intent{Action: ActionRollback, By: o.RevertedBy, Via: ViaRevert, Key: o.RevertedBy, Commit: o.RevertedBy}
 	default:
 		d.Apply, d.Rejections = o.fromLabels()
 		if d.Apply == nil {
@@ -222,22 +279,103 @@ func Decide(o Observation) Decision {
 			d.Apply, more = o.fromTrailers()
 			d.Rejections = append(d.Rejections, more...)
 		}
+		in, more := o.fromDeclared()
+		d.Rejections = append(d.Rejections, more...)
+		if d.Apply == nil {
+			d.Apply = in
+		}
+		if d.Apply == nil {
+			d.Apply, d.WakeAt = o.fromTimeout()
+		}
 	}
-	if d.Apply != nil && d.Apply.Action == ActionRollback {
-		rolledBack = &Applied{Action: ActionRollback, By: d.Apply.By, Via: d.Apply.Via, Key: d.Apply.Key}
+	d.Posts, d.Message = o.statuses(d.Apply)
+	if !d.WakeAt.IsZero() || d.Apply != nil {
+		return d
 	}
-	d.Posts, d.Message = o.statuses(rolledBack, d.Apply)
+	if late, _ := o.Policy.overdue(o.Rollout, o.Now); late {
+		d.Message += fmt.Sprintf("; overdue: waiting longer than %s for an approval", o.Policy.StepTimeout)
+		for i := range d.Posts {
+			if d.Posts[i].SHA == o.Revision && d.Posts[i].Status.State == scm.StatePending {
+				d.Posts[i].Status.Description = d.Message
+			}
+		}
+	}
 	return d
 }
 
-// rolledBack returns the rollback applied to the release, if any.
+// fromTimeout aborts the release of a step that waited longer than the
+// policy's StepTimeout for its approval (unless the policy waits past it),
+// once per paused step; before that it says when to look again.
+func (o Observation) fromTimeout() (*Intent, time.Time) {
+	late, deadline := o.Policy.overdue(o.Rollout, o.Now)
+	switch {
+	case deadline.IsZero() || o.Policy.WaitPastTimeout:
+		return nil, time.Time{}
+	case !late:
+		return nil, deadline
+	}
+	key := fmt.Sprintf("timeout:%d@%s", o.Rollout.Step, o.Rollout.PausedAt.UTC().Format(time.RFC3339))
+	if o.applied(key) {
+		return nil, time.Time{}
+	}
+	return &Intent{Action: ActionRollback, By: "sluice", Via: ViaStepTimeout, At: deadline, Key: key}, time.Time{}
+}
+
+// rolledBack returns the rollback applied to the release, if any, unless
+// it was retried since (by the gate, or on the Rollout itself).
 func (o Observation) rolledBack() *Applied {
-	for i := range o.Applied {
-		if o.Applied[i].Action == ActionRollback {
-			return &o.Applied[i]
+	for i := len(o.Applied) - 1; i >= 0; i-- {
+		switch a := &o.Applied[i]; a.Action {
+		case ActionRetry:
+			return nil
+		case ActionRollback:
+			if o.Rollout.RetriedAt.After(a.At) {
+				return nil
+			}
+			return a
+		case ActionApprove, ActionPromoteFull:
 		}
 	}
 	return nil
+}
+
+// whileAborted finds the intent to apply to an aborted release (a retry
+// label) and refuses the others that would apply to its revision.
+func (o Observation) whileAborted() (*Intent, []Rejection) {
+	var rejections []Rejection
+	p := o.Policy
+	var retry *Intent
+	for _, l := range o.Labels {
+		if o.applied(o.labelKey(l)) {
+			continue
+		}
+		switch {
+		case p.RetryLabel != "" && strings.EqualFold(l.Name, p.RetryLabel):
+			if reason, msg := o.refuseLabel(l, ActionRetry); reason != "" {
+				rejections = append(rejections, Rejection{Reason: reason, Message: msg})
+				continue
+			}
+			if retry == nil {
+				retry = &Intent{Action: ActionRetry, By: l.AddedBy, Via: o.labelVia(), At: l.AddedAt, Key: o.labelKey(l), PullRequest: o.prOf(l)}
+			}
+		case strings.EqualFold(l.Name, p.ApproveLabel) || strings.EqualFold(l.Name, p.PromoteFullLabel):
+			rejections = append(rejections, Rejection{Reason: ReasonRolledBack,
+				Message: fmt.Sprintf("label %s on pull request #%d added by %s: %s", l.Name, o.prOf(l), l.AddedBy, rolledBackAdvice)})
+		}
+	}
+	for _, c := range o.Trailers {
+		if o.applied("commit:" + c.SHA) {
+			continue
+		}
+		for _, dir := range c.Directives {
+			if dir.Action == git.ActionRollback || dir.Revision != "" && !o.namesRevision(dir.Revision) {
+				continue
+			}
+			rejections = append(rejections, Rejection{Reason: ReasonRolledBack,
+				Message: fmt.Sprintf("trailer %q in commit %s: %s", dir.String(), short(c.SHA), rolledBackAdvice)})
+		}
+	}
+	return retry, append(rejections, o.declaredWhileAborted()...)
 }
 
 func (o Observation) applied(key string) bool {
@@ -247,77 +385,6 @@ func (o Observation) applied(key string) bool {
 		}
 	}
 	return false
-}
-
-func labelKey(l Label) string {
-	return "label:" + l.Name + "@" + l.AddedAt.UTC().Format(time.RFC3339)
-}
-
-// fromLabels finds the label intent to apply: a rollback label first, then
-// promote-full, then approve.
-func (o Observation) fromLabels() (*Intent, []Rejection) {
-	var rejections []Rejection
-	p := o.Policy
-	for _, want := range []struct {
-		name   string
-		action Action
-	}{{p.RollbackLabel, ActionRollback}, {p.PromoteFullLabel, ActionPromoteFull}, {p.ApproveLabel, ActionApprove}} {
-		for _, l := range o.Labels {
-			if want.name == "" || !strings.EqualFold(l.Name, want.name) {
-				continue
-			}
-			if reason, msg := o.refuseLabel(l, want.action); reason != "" {
-				if reason != ReasonNotPaused {
-					rejections = append(rejections, Rejection{Reason: reason, Message: msg})
-				}
-				continue
-			}
-			if o.applied(labelKey(l)) {
-				continue // applied; the Rollout has not moved on yet
-			}
-			in := &Intent{Action: want.action, By: l.AddedBy, Via: ViaLabel, At: l.AddedAt, Key: labelKey(l)}
-			switch want.action {
-			case ActionApprove:
-				in.Step = o.Rollout.Step
-			case ActionPromoteFull:
-				in.Step = o.Rollout.Steps
-			case ActionRollback:
-			}
-			return in, rejections
-		}
-	}
-	return nil, rejections
-}
-
-// refuseLabel says why a label applies to nothing ("" when it applies).
-func (o Observation) refuseLabel(l Label, action Action) (reason, message string) {
-	what := fmt.Sprintf("label %s on pull request #%d", l.Name, o.PullRequest)
-	if l.AddedBy != "" {
-		what += " added by " + l.AddedBy
-	}
-	switch {
-	case !o.Rollout.InRelease:
-		return ReasonNotPaused, what + ": no release in progress"
-	case action == ActionApprove && !o.Rollout.Paused:
-		return ReasonNotPaused, what + ": the step is not paused"
-	case l.AddedBy == "":
-		return ReasonUnknownActor, what + ": GitHub does not say who added it; remove it and add it again"
-	case !l.Permission.AtLeast(o.Policy.MinPermission):
-		return ReasonInsufficientPermission, fmt.Sprintf("%s: %s has %s permission, %s is needed", what, l.AddedBy, l.Permission, o.Policy.MinPermission)
-	case len(o.Policy.AllowedTeams) > 0 && !containsFold(o.Policy.AllowedUsers, l.AddedBy) && len(l.Teams) == 0:
-		if len(o.Policy.AllowedUsers) > 0 {
-			return ReasonNotAllowed, what + ": not one of the allowed users nor a member of an allowed team"
-		}
-		return ReasonNotAllowed, what + ": not a member of an allowed team"
-	case len(o.Policy.AllowedTeams) == 0 && len(o.Policy.AllowedUsers) > 0 && !containsFold(o.Policy.AllowedUsers, l.AddedBy):
-		return ReasonNotAllowed, what + ": not one of the allowed users"
-	case action != ActionRollback && !l.AddedAt.After(o.Rollout.PausedAt):
-		// Both times have whole seconds: a label of the same second as the
-		// pause may be older than it, and counts for nothing.
-		return ReasonLabelPredatesPause, fmt.Sprintf("%s: added at %s, before step %d/%d paused at %s; remove it and add it again to approve",
-			what, l.AddedAt.UTC().Format(time.RFC3339), o.Rollout.Step, o.Rollout.Steps, o.Rollout.PausedAt.UTC().Format(time.RFC3339))
-	}
-	return "", ""
 }
 
 // fromTrailers finds the trailer intent to apply: the newest directive that
@@ -356,12 +423,12 @@ func (o Observation) trailerIntent(c TrailerCommit, dir git.Directive) (*Intent,
 		return nil, "", "" // for a later release of this revision, or none
 	case c.Unverified != "":
 		return nil, ReasonUnverifiedCommit, what + ": " + c.Unverified
-	case len(o.Policy.AllowedCommitters) > 0 && !c.allowed(o.Policy.AllowedCommitters):
+	case !o.Policy.committerAllowed(c):
 		return nil, ReasonNotAllowed, what + ": " + c.Identity + " is not one of the allowed committers"
 	case dir.Revision != "" && !o.namesRevision(dir.Revision):
 		return nil, ReasonOtherRevision, fmt.Sprintf("%s: names revision %s, the release is of %s (%s)", what, dir.Revision, short(o.Revision), r.CanaryRevision)
 	}
-	in := &Intent{By: c.Identity, Via: ViaTrailer, At: c.When, Key: "commit:" + c.SHA}
+	in := &Intent{By: c.Identity, Via: ViaTrailer, At: c.When, Key: "commit:" + c.SHA, Commit: c.SHA}
 	switch dir.Action {
 	case git.ActionRollback:
 		in.Action = ActionRollback
@@ -385,29 +452,47 @@ func (o Observation) namesRevision(rev string) bool {
 	if rev == strings.ToLower(o.Rollout.CanaryRevision) {
 		return true
 	}
-	return len(rev) >= 7 && strings.HasPrefix(o.Revision, rev)
+	if len(rev) < 7 {
+		return false
+	}
+	for _, sha := range o.releaseSHAs() {
+		if strings.HasPrefix(sha, rev) {
+			return true
+		}
+	}
+	return false
 }
 
 // statuses computes the commit statuses for the revision (and the revert
 // commit), and the message.
-func (o Observation) statuses(rolledBack *Applied, apply *Intent) ([]Post, string) {
+func (o Observation) statuses(apply *Intent) ([]Post, string) {
 	if o.Revision == "" {
 		return nil, "no revision found"
 	}
 	r := o.Rollout
 	st := scm.CommitStatus{Context: o.Context, TargetURL: o.TargetURL}
+	rolledBack := o.rolledBack()
+	aborting := apply != nil && apply.Action == ActionRollback
+	// Reverted: the revert synced (the workload is back on stable) before
+	// the gate saw it and aborted the release.
+	reverted := o.RevertedBy != "" && rolledBack == nil && r.Aborted == nil && !aborting && !r.InRelease && o.LastPosted == scm.StatePending
 	var posts []Post
 	switch {
+	case apply != nil && apply.Action == ActionRetry:
+		st.State, st.Description = scm.StatePending, "retried by "+apply.By+": releasing again from step 1"
+	case r.Aborted != nil && r.Aborted.Via == canary.ViaAnalysis:
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d: %s", r.Aborted.Step, r.Aborted.Reason)
+	case r.Aborted != nil:
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d/%d by %s", r.Aborted.Step, r.Steps, shortBy(r.Aborted.By, r.Aborted.Via))
+	case aborting:
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d/%d by %s", r.Step, r.Steps, shortBy(apply.By, apply.Via))
+	case rolledBack != nil && !r.Healthy:
+		// Asked for; the Rollout has not caught up yet.
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d/%d by %s", r.Step, r.Steps, shortBy(rolledBack.By, rolledBack.Via))
 	case rolledBack != nil:
-		st.State, st.Description = scm.StateFailure, "rolled back by "+rolledBack.By
-		if rolledBack.Via == ViaRevert {
-			st.Description = "rolled back by " + short(rolledBack.By)
-			rb := scm.CommitStatus{Context: o.Context, TargetURL: o.TargetURL, State: scm.StatePending, Description: "rolling back " + short(o.Revision) + " to the stable revision"}
-			if r.Healthy {
-				rb.State, rb.Description = scm.StateSuccess, "rolled back "+short(o.Revision)+": stable revision restored"
-			}
-			posts = append(posts, Post{SHA: rolledBack.By, Status: rb})
-		}
+		st.State, st.Description = scm.StateFailure, "rolled back by "+shortBy(rolledBack.By, rolledBack.Via)
+	case reverted:
+		st.State, st.Description = scm.StateFailure, "rolled back by "+short(o.RevertedBy)
 	case r.Healthy && !o.Tracked:
 		return posts, "no release in progress"
 	case r.Healthy:
@@ -415,6 +500,12 @@ func (o Observation) statuses(rolledBack *Applied, apply *Intent) ([]Post, strin
 		if r.Steps > 0 {
 			st.Description = fmt.Sprintf("released: %d/%d steps done", r.Steps, r.Steps)
 		}
+	case r.InRelease && r.Analysis != "" && (r.AnalysisRunning || !r.Paused):
+		st.State = scm.StatePending
+		st.Description = fmt.Sprintf("step %d/%d: %s", r.Step, r.Steps, r.Analysis)
+	case r.InRelease && r.Paused && r.Analysis != "" && o.approvedBy(apply) == "":
+		st.State = scm.StatePending
+		st.Description = fmt.Sprintf("step %d/%d: %s; add label %s to continue", r.Step, r.Steps, r.Analysis, o.Policy.ApproveLabel)
 	case r.InRelease && r.Paused && o.approvedBy(apply) != "":
 		st.State = scm.StatePending
 		st.Description = fmt.Sprintf("step %d/%d approved by %s", r.Step, r.Steps, o.approvedBy(apply))
@@ -427,50 +518,63 @@ func (o Observation) statuses(rolledBack *Applied, apply *Intent) ([]Post, strin
 	default:
 		st.State, st.Description = scm.StatePending, "release finishing"
 	}
-	posts = append([]Post{{SHA: o.Revision, Status: st}}, posts...)
-	return posts, st.Description
-}
-
-func containsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
+	if o.RevertedBy != "" && (r.Aborted != nil || aborting || rolledBack != nil || reverted) {
+		// The revert commit reports the rollback it brings: done once it
+		// synced and the workload is handed back.
+		rb := scm.CommitStatus{Context: o.Context, TargetURL: o.TargetURL, State: scm.StatePending, Description: "rolling back " + short(o.Revision) + " to the stable revision"}
+		if r.Healthy {
+			rb.State, rb.Description = scm.StateSuccess, "rolled back "+short(o.Revision)+": stable revision restored"
 		}
+		posts = append(posts, Post{SHA: o.RevertedBy, Status: rb})
 	}
-	return false
+	var release []Post
+	for _, sha := range o.releaseSHAs() {
+		release = append(release, Post{SHA: sha, Status: st})
+	}
+	return append(release, posts...), st.Description
 }
 
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
+// shortBy names who acted for a status: a commit SHA (a revert) shortened.
+func shortBy(by, via string) string {
+	if via == ViaRevert {
+		return short(by)
 	}
-	return sha
+	return by
 }
+
+// short is commitid.Short, the one short form of a commit id, named short for this
+// package's many messages.
+var short = commitid.Short
 
 // approvedBy names who approved the current step, by the intent being
 // applied or one applied before that the Rollout has not acted on yet; ""
 // when nobody did.
 func (o Observation) approvedBy(apply *Intent) string {
-	if apply != nil && apply.Action != ActionRollback && apply.Step >= o.Rollout.Step {
+	if apply != nil && (apply.Action == ActionApprove || apply.Action == ActionPromoteFull) && apply.Step >= o.Rollout.Step {
 		return apply.By
 	}
 	for i := len(o.Applied) - 1; i >= 0; i-- {
-		if a := o.Applied[i]; a.Action != ActionRollback && a.Step >= o.Rollout.Step {
+		if a := o.Applied[i]; (a.Action == ActionApprove || a.Action == ActionPromoteFull) && a.Step >= o.Rollout.Step {
 			return a.By
 		}
 	}
 	return ""
 }
 
-// allowed tells whether the commit's author or signer is in list.
-func (c TrailerCommit) allowed(list []string) bool {
-	if len(c.Identities) == 0 {
-		return containsFold(list, c.Identity)
+// labelVia is how a label of the gate's host is recorded: github-label,
+// gitea-label, gitlab-label.
+func (o Observation) labelVia() string {
+	return labelVia(o.Host)
+}
+
+func labelVia(host scm.Host) string {
+	if host == "" || host == scm.HostGitHub {
+		return ViaLabel
 	}
-	for _, id := range c.Identities {
-		if containsFold(list, id) {
-			return true
-		}
-	}
-	return false
+	return string(host) + "-label"
+}
+
+// isLabel tells whether via is a label of any host.
+func isLabel(via string) bool {
+	return strings.HasSuffix(via, "-label")
 }

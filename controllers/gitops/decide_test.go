@@ -21,7 +21,19 @@ var (
 )
 
 func policy() Policy {
-	return Policy{ApproveLabel: "sluice/approve", PromoteFullLabel: "sluice/promote-full", RollbackLabel: "sluice/rollback", MinPermission: scm.PermissionWrite}
+	return Policy{ApproveLabel: "sluice/approve", PromoteFullLabel: "sluice/promote-full", RollbackLabel: "sluice/rollback",
+		RetryLabel: "sluice/retry", MinPermission: scm.PermissionWrite}
+}
+
+// abortedAt is an observation of the release of rev aborted at step 2 by
+// ops via a label, at paused.
+func abortedAt() Observation {
+	return with(atStep(2), func(o *Observation) {
+		o.Rollout.InRelease = false
+		o.Rollout.Aborted = &AbortView{Step: 2, By: "ops", Via: ViaLabel, At: paused, Held: true}
+		o.Labels = []Label{label("sluice/rollback", "ops", scm.PermissionWrite, before)}
+		o.Applied = []Applied{{Action: ActionRollback, By: "ops", Via: ViaLabel, Key: "label:sluice/rollback@" + before.Format(time.RFC3339)}}
+	})
 }
 
 // atStep is an observation of a release of rev paused at step of 3.
@@ -42,6 +54,8 @@ func with(o Observation, f func(*Observation)) Observation { f(&o); return o }
 func TestDecide(t *testing.T) {
 	pending1 := Post{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending,
 		Description: "step 1/3 paused: add label sluice/approve to continue"}}
+	abortedPost := Post{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure,
+		Description: "aborted at step 2/3 by ops"}}
 	tests := []struct {
 		name        string
 		o           Observation
@@ -53,9 +67,58 @@ func TestDecide(t *testing.T) {
 		{
 			name: "approve label by a writer after the pause approves the step",
 			o:    with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)} }),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, At: after,
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
 				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "a label on Gitea is recorded as a Gitea label",
+			o: with(atStep(1), func(o *Observation) {
+				o.Host = scm.HostGitea
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: "gitea-label", PullRequest: 42, At: after,
+				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "the pull request's author cannot approve its release",
+			o: with(atStep(1), func(o *Observation) {
+				o.Authors = map[int]string{42: "Jane"}
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionAdmin, after)}
+			}),
+			wantReasons: []string{ReasonSelfApproval},
+			wantPosts:   []Post{pending1},
+		},
+		{
+			name: "nor promote it fully",
+			o: with(atStep(1), func(o *Observation) {
+				o.Authors = map[int]string{42: "jane"}
+				o.Labels = []Label{label("sluice/promote-full", "jane", scm.PermissionWrite, after)}
+			}),
+			wantReasons: []string{ReasonSelfApproval},
+			wantPosts:   []Post{pending1},
+		},
+		{
+			name: "allowSelfApproval lets the author approve",
+			o: with(atStep(1), func(o *Observation) {
+				o.Authors = map[int]string{42: "jane"}
+				o.Policy.AllowSelfApproval = true
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
+				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "the author may roll their release back",
+			o: with(atStep(1), func(o *Observation) {
+				o.Authors = map[int]string{42: "jane"}
+				o.Labels = []Label{label("sluice/rollback", "jane", scm.PermissionWrite, after)}
+			}),
+			wantApply: &Intent{Action: ActionRollback, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
+				Key: "label:sluice/rollback@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "aborted at step 1/3 by jane"}}},
 		},
 		{
 			name:        "label by a reader is refused",
@@ -96,7 +159,7 @@ func TestDecide(t *testing.T) {
 				l.Teams = []string{"acme/release-managers"}
 				o.Labels = []Label{l}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, At: after,
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
 				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
 		},
@@ -115,7 +178,7 @@ func TestDecide(t *testing.T) {
 				o.Policy.AllowedTeams = []string{"acme/release-managers"}
 				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after)}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, At: after,
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
 				Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
 		},
@@ -139,7 +202,7 @@ func TestDecide(t *testing.T) {
 			o: with(atStep(1), func(o *Observation) {
 				o.Labels = []Label{label("sluice/promote-full", "jane", scm.PermissionMaintain, after)}
 			}),
-			wantApply: &Intent{Action: ActionPromoteFull, Step: 3, By: "jane", Via: ViaLabel, At: after, Key: "label:sluice/promote-full@" + after.Format(time.RFC3339)},
+			wantApply: &Intent{Action: ActionPromoteFull, Step: 3, By: "jane", Via: ViaLabel, PullRequest: 42, At: after, Key: "label:sluice/promote-full@" + after.Format(time.RFC3339)},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
 		},
 		{
@@ -147,15 +210,15 @@ func TestDecide(t *testing.T) {
 			o: with(atStep(2), func(o *Observation) {
 				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after), label("sluice/rollback", "ops", scm.PermissionWrite, before)}
 			}),
-			wantApply: &Intent{Action: ActionRollback, By: "ops", Via: ViaLabel, At: before, Key: "label:sluice/rollback@" + before.Format(time.RFC3339)},
-			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rolled back by ops"}}},
+			wantApply: &Intent{Action: ActionRollback, By: "ops", Via: ViaLabel, PullRequest: 42, At: before, Key: "label:sluice/rollback@" + before.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "aborted at step 2/3 by ops"}}},
 		},
 		{
 			name:      "revert commit rolls back and reports on both commits",
 			o:         with(atStep(2), func(o *Observation) { o.RevertedBy = revert }),
-			wantApply: &Intent{Action: ActionRollback, By: revert, Via: ViaRevert, Key: revert},
+			wantApply: &Intent{Action: ActionRollback, By: revert, Via: ViaRevert, Key: revert, Commit: revert},
 			wantPosts: []Post{
-				{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rolled back by 222222222222"}},
+				{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "aborted at step 2/3 by 222222222222"}},
 				{SHA: revert, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "rolling back 111111111111 to the stable revision"}},
 			},
 		},
@@ -177,7 +240,7 @@ func TestDecide(t *testing.T) {
 				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com", When: after,
 					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 2, Revision: rev[:7]}}}}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 2, By: "jane@example.com", Via: ViaTrailer, At: after, Key: "commit:" + tcSHA},
+			wantApply: &Intent{Action: ActionApprove, Step: 2, By: "jane@example.com", Via: ViaTrailer, At: after, Key: "commit:" + tcSHA, Commit: tcSHA},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane@example.com"}}},
 		},
 		{
@@ -186,7 +249,7 @@ func TestDecide(t *testing.T) {
 				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com", When: after,
 					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1, Revision: "abc123"}}}}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane@example.com", Via: ViaTrailer, At: after, Key: "commit:" + tcSHA},
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane@example.com", Via: ViaTrailer, At: after, Key: "commit:" + tcSHA, Commit: tcSHA},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane@example.com"}}},
 		},
 		{
@@ -242,6 +305,77 @@ func TestDecide(t *testing.T) {
 			name:      "step in progress",
 			o:         with(atStep(2), func(o *Observation) { o.Rollout.Paused = false }),
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 2/3 in progress"}}},
+		},
+		{
+			name:      "aborted: failure saying at which step and by whom",
+			o:         abortedAt(),
+			wantPosts: []Post{abortedPost},
+		},
+		{
+			name: "aborted: approve and promote-full labels are refused, saying what to do",
+			o: with(abortedAt(), func(o *Observation) {
+				o.Labels = append(o.Labels, label("sluice/approve", "jane", scm.PermissionWrite, after), label("sluice/promote-full", "lead", scm.PermissionAdmin, after))
+			}),
+			wantReasons: []string{ReasonRolledBack, ReasonRolledBack}, wantPosts: []Post{abortedPost},
+		},
+		{
+			name: "aborted: an approve trailer for the revision is refused",
+			o: with(abortedAt(), func(o *Observation) {
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "jane@example.com", When: after,
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 2}}}}
+			}),
+			wantReasons: []string{ReasonRolledBack}, wantPosts: []Post{abortedPost},
+		},
+		{
+			name: "aborted: a retry label added after the abort retries",
+			o: with(abortedAt(), func(o *Observation) {
+				o.Labels = append(o.Labels, label("sluice/retry", "lead", scm.PermissionWrite, after))
+			}),
+			wantApply: &Intent{Action: ActionRetry, By: "lead", Via: ViaLabel, PullRequest: 42, At: after, Key: "label:sluice/retry@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "retried by lead: releasing again from step 1"}}},
+		},
+		{
+			name: "aborted: a retry label older than the abort is refused",
+			o: with(abortedAt(), func(o *Observation) {
+				o.Labels = append(o.Labels, label("sluice/retry", "lead", scm.PermissionWrite, before))
+			}),
+			wantReasons: []string{ReasonLabelPredatesPause}, wantPosts: []Post{abortedPost},
+		},
+		{
+			name: "aborted: a retry label by a reader is refused",
+			o: with(abortedAt(), func(o *Observation) {
+				o.Labels = append(o.Labels, label("sluice/retry", "joe", scm.PermissionRead, after))
+			}),
+			wantReasons: []string{ReasonInsufficientPermission}, wantPosts: []Post{abortedPost},
+		},
+		{
+			name: "aborted by a label, then a revert pushed: pending on the revert until it syncs",
+			o:    with(abortedAt(), func(o *Observation) { o.RevertedBy = revert }),
+			wantPosts: []Post{abortedPost,
+				{SHA: revert, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "rolling back 111111111111 to the stable revision"}}},
+		},
+		{
+			name: "retried: the release goes on, approvals apply again, the old rollback label does not",
+			o: with(atStep(1), func(o *Observation) {
+				o.Labels = []Label{label("sluice/rollback", "ops", scm.PermissionWrite, before), label("sluice/approve", "jane", scm.PermissionWrite, after)}
+				o.Applied = []Applied{{Action: ActionRollback, By: "ops", Via: ViaLabel, Key: "label:sluice/rollback@" + before.Format(time.RFC3339)},
+					{Action: ActionRetry, By: "lead", Via: ViaLabel, Key: "label:sluice/retry@" + before.Format(time.RFC3339)}}
+			}),
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaLabel, PullRequest: 42, At: after, Key: "label:sluice/approve@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StatePending, Description: "step 1/3 approved by jane"}}},
+		},
+		{
+			name: "retried on the Rollout itself (kubectl sluice retry): the recorded rollback no longer fails the commit",
+			o: with(atStep(1), func(o *Observation) {
+				o.Rollout.RetriedAt = after
+				o.Applied = []Applied{{Action: ActionRollback, By: "ops", Via: ViaLabel, At: before, Key: "label:sluice/rollback@" + before.Format(time.RFC3339)}}
+			}),
+			wantPosts: []Post{pending1},
+		},
+		{
+			name:      "a retry label with nothing aborted does nothing",
+			o:         with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/retry", "lead", scm.PermissionWrite, after)} }),
+			wantPosts: []Post{pending1},
 		},
 		{
 			name: "labels on a healthy rollout do nothing",

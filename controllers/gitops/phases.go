@@ -10,17 +10,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/gitops/appliedcommit"
 	"github.com/sluice-dev/sluice/gitops/git"
-	"github.com/sluice-dev/sluice/gitops/revision"
 	"github.com/sluice-dev/sluice/gitops/scm"
+	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/approval"
 )
 
@@ -30,11 +30,20 @@ const maxArrivals = 50
 
 // scope is what one reconcile of a GitGate works on.
 type scope struct {
-	gg       *gitopsv1alpha1.GitGate
+	gg *gitopsv1alpha1.GitGate
+	// base is gg as read, for the status patch.
+	base *gitopsv1alpha1.GitGate
+	// interval is how often the gate is read.
+	interval time.Duration
+	// halted: a phase ended the reconcile with nothing left to do (the
+	// gate is suspended).
+	halted   bool
 	c        *clients
 	head     string
 	rollouts []rolloutsv1beta1.Rollout
 	policy   Policy
+	// host is the SCM host the gate names ("" for none).
+	host scm.Host
 	// retryAt is when GitHub allows requests again (zero: now).
 	retryAt time.Time
 	// perms caches permissions read in this reconcile.
@@ -42,50 +51,142 @@ type scope struct {
 	// teams caches, per user, the allowed teams they are a member of, read
 	// in this reconcile.
 	teams map[string][]string
+	// applying: a Rollout's GitOps tool was applying a revision, so the
+	// gate looks again soon.
+	applying bool
+	// wakeAt is the earliest time a decision changes by time alone.
+	wakeAt time.Time
 }
 
-// gather builds the clients, fetches the branch and lists the bound Rollouts.
-func (r *Reconciler) gather(ctx context.Context, gg *gitopsv1alpha1.GitGate) (*scope, error) {
+// applyingRequeue is how soon a gate looks again when a GitOps tool was in
+// the middle of applying a revision.
+const applyingRequeue = 2 * time.Second
+
+// newScope starts the scope of a reconcile of gg.
+func newScope(gg *gitopsv1alpha1.GitGate) *scope {
+	interval := gg.Spec.Interval.Duration
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	host, _ := scmOf(gg)
+	s := &scope{gg: gg, base: gg.DeepCopy(), interval: interval, policy: policyOf(gg), host: host,
+		perms: map[string]scm.Permission{}, teams: map[string][]string{}}
+	// After the copy: handling the request is news for the status.
+	if v, ok := meta.ReconcileAnnotationValue(gg.GetAnnotations()); ok {
+		gg.Status.LastHandledReconcileAt = v
+	}
+	return s
+}
+
+// reconcileSuspend halts a suspended gate.
+func (r *Reconciler) reconcileSuspend(_ context.Context, s *scope) (ctrl.Result, error) {
+	s.halted = s.gg.Spec.Suspend
+	return ctrl.Result{}, nil
+}
+
+// reconcileSource builds the clients, fetches the branch and lists the
+// bound Rollouts.
+func (r *Reconciler) reconcileSource(ctx context.Context, s *scope) (ctrl.Result, error) {
+	gg := s.gg
 	c, err := r.clientsFor(ctx, gg)
 	if err != nil {
-		return nil, &configError{reason: "InvalidConfiguration", err: err}
+		return ctrl.Result{}, &configError{reason: "InvalidConfiguration", err: err}
 	}
 	sel, err := metav1.LabelSelectorAsSelector(&gg.Spec.RolloutSelector)
 	if err != nil {
-		return nil, &configError{reason: "InvalidSelector", err: err}
+		return ctrl.Result{}, &configError{reason: "InvalidSelector", err: err}
 	}
 	head, err := c.git.Fetch(ctx)
 	if err != nil {
 		if errors.Is(err, git.ErrAuthentication) || errors.Is(err, git.ErrInvalidOptions) || errors.Is(err, git.ErrHostKey) {
-			return nil, &configError{reason: "GitAuthenticationFailed", err: err}
+			return ctrl.Result{}, &configError{reason: "GitAuthenticationFailed", err: err}
 		}
-		return nil, err
+		return ctrl.Result{}, &phaseError{reason: "GitFetchFailed", err: err}
 	}
 	list := &rolloutsv1beta1.RolloutList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(gg.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, fmt.Errorf("listing rollouts: %w", err)
+		return ctrl.Result{}, &phaseError{reason: "RolloutListFailed", err: fmt.Errorf("listing rollouts: %w", err)}
 	}
-	return &scope{gg: gg, c: c, head: head.SHA, rollouts: list.Items, policy: policyOf(gg), perms: map[string]scm.Permission{}, teams: map[string][]string{}}, nil
+	s.c, s.head, s.rollouts = forOneReconcile(c), head.SHA, list.Items
+	return ctrl.Result{}, nil
 }
 
-// reconcileRollout observes, decides and acts for one bound Rollout.
-func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout) gitopsv1alpha1.BoundRollout {
+// reconcileRollouts acts on every bound Rollout and records what it did in
+// the status; it asks to look again soon while a GitOps tool is applying,
+// and after GitHub's rate limit ends.
+func (r *Reconciler) reconcileRollouts(ctx context.Context, s *scope) (ctrl.Result, error) {
+	results := make([]gitopsv1alpha1.BoundRollout, len(s.rollouts))
+	posts := make([][]Post, len(s.rollouts))
+	for i := range s.rollouts {
+		results[i], posts[i] = r.reconcileRollout(ctx, s, &s.rollouts[i])
+	}
+	// Statuses only once every Rollout's approval is applied: an approval
+	// never waits for the status posts of the Rollouts before it.
+	for i := range results {
+		r.postStatuses(ctx, s, &results[i], posts[i])
+	}
+	gg := s.gg
+	gg.Status.Rollouts = results
+	gg.Status.BoundRollouts = int32(len(results)) //nolint:gosec // bounded by the list
+	gg.Status.Head = s.head
+	after := s.interval
+	if s.applying && applyingRequeue < after {
+		after = applyingRequeue
+	}
+	for _, at := range []time.Time{s.retryAt, s.wakeAt} {
+		if at.IsZero() {
+			continue
+		}
+		if d := at.Sub(r.Clock.Now()) + time.Second; d > 0 && d < after {
+			after = d
+		}
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// readyMessage is the Ready condition's message after a successful
+// reconcile.
+func (s *scope) readyMessage() string {
+	msg := fmt.Sprintf("%d rollout(s) bound at %s", len(s.gg.Status.Rollouts), short(s.head))
+	if !s.retryAt.IsZero() {
+		msg += "; GitHub asks to wait until " + s.retryAt.UTC().Format(time.RFC3339)
+	}
+	return msg
+}
+
+// reconcileRollout observes, decides and acts for one bound Rollout, and
+// returns what the gate records of it and the commit statuses to post.
+func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout) (gitopsv1alpha1.BoundRollout, []Post) {
 	log := ctrl.LoggerFrom(ctx).WithValues("rollout", client.ObjectKeyFromObject(ro))
 	prev := previous(s.gg, ro.Name)
 	out := gitopsv1alpha1.BoundRollout{Name: ro.Name}
 	o, err := r.observe(ctx, s, ro, prev)
-	out.Revision, out.PullRequest = o.Revision, o.PullRequest
+	if errors.Is(err, appliedcommit.ErrApplying) {
+		// Which commit the workload shows is known once the tool records
+		// it: keep everything as it was until then.
+		s.applying = true
+		prev.Name, prev.Message = ro.Name, err.Error()
+		return prev, nil
+	}
+	out.Revision, out.PullRequest, out.Commits = o.Revision, o.PullRequest, o.Commits
 	out.CanaryRevision, out.Step, out.Steps = o.Rollout.CanaryRevision, o.Rollout.Step, o.Rollout.Steps
+	out.StableRevision = o.Rollout.StableRevision
 	if prev.Revision == o.Revision {
 		out.Approvals, out.Posted, out.Refused = prev.Approvals, prev.Posted, prev.Refused
+		if !o.Rollout.InRelease && prev.StableRevision != "" {
+			out.StableRevision = prev.StableRevision // the one the release replaced
+		}
 	}
 	if err != nil {
 		out.Message = err.Error()
 		log.Info("Cannot observe the rollout's revision", "reason", err.Error())
-		return out
+		return out, nil
 	}
 	d := Decide(o)
 	out.Message = d.Message
+	if !d.WakeAt.IsZero() && (s.wakeAt.IsZero() || d.WakeAt.Before(s.wakeAt)) {
+		s.wakeAt = d.WakeAt
+	}
 	for _, rej := range d.Rejections {
 		r.emitOnce([]client.Object{s.gg, ro}, rej.Reason, rej.Message)
 		out.Refused = refuse(out.Refused, rej)
@@ -95,28 +196,38 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 			out.Message = "applying " + string(d.Apply.Action) + ": " + err.Error()
 			log.Error(err, "Applying an intent", "action", d.Apply.Action)
 		} else {
+			at := d.Apply.At
+			if at.IsZero() {
+				at = r.Clock.Now() // a revert says nothing of when: record when it was seen
+			}
 			out.Approvals = append(out.Approvals, gitopsv1alpha1.AppliedApproval{
 				Action: string(d.Apply.Action), Step: d.Apply.Step, By: d.Apply.By, Via: d.Apply.Via,
-				At: metav1.NewTime(d.Apply.At), Key: d.Apply.Key,
+				At: metav1.NewTime(at), Key: d.Apply.Key,
 			})
 			if len(out.Approvals) > 50 {
 				out.Approvals = out.Approvals[len(out.Approvals)-50:]
 			}
 		}
 	}
-	if !s.gg.Spec.Status.Disabled {
-		for _, p := range d.Posts {
-			posted, err := r.post(ctx, s, p)
-			if err != nil {
-				log.Info("Commit status not posted", "sha", p.SHA, "reason", err.Error())
-				continue
-			}
-			if posted != nil && p.SHA == o.Revision {
-				out.Posted = posted
-			}
+	return out, d.Posts
+}
+
+// postStatuses posts a Rollout's commit statuses and records the one on its
+// revision in out.
+func (r *Reconciler) postStatuses(ctx context.Context, s *scope, out *gitopsv1alpha1.BoundRollout, posts []Post) {
+	if s.gg.Spec.Status.Disabled || s.c.scm == nil {
+		return
+	}
+	for _, p := range posts {
+		posted, err := r.post(ctx, s, p)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Info("Commit status not posted", "rollout", out.Name, "sha", p.SHA, "reason", err.Error())
+			continue
+		}
+		if posted != nil && p.SHA == out.Revision {
+			out.Posted = posted
 		}
 	}
-	return out
 }
 
 // post posts a commit status unless GitHub asked to wait.
@@ -139,278 +250,65 @@ func (s *scope) noteSCM(err error) {
 	}
 }
 
-func previous(gg *gitopsv1alpha1.GitGate, name string) gitopsv1alpha1.BoundRollout {
-	for _, b := range gg.Status.Rollouts {
-		if b.Name == name {
-			return b
-		}
-	}
-	return gitopsv1alpha1.BoundRollout{}
-}
-
-// observe gathers what Decide needs for one Rollout.
-func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, prev gitopsv1alpha1.BoundRollout) (Observation, error) {
-	o := Observation{Rollout: viewOf(ro), Policy: s.policy}
-	o.Context, o.TargetURL = statusNames(s.gg, ro, "")
-	w, err := r.workload(ctx, ro)
-	if err != nil {
-		return o, err
-	}
-	spec := s.gg.Spec.Revision
-	ann := spec.Annotation
-	if ann == "" {
-		ann = gitopsv1alpha1.DefaultRevisionAnnotation
-	}
-	rev, err := revision.Resolver{Reader: r.APIReader}.Of(ctx, w, revision.Options{Source: revision.Source(spec.From), Annotation: ann, ArgoCDNamespace: spec.ArgoCDNamespace})
-	if err != nil {
-		return o, err
-	}
-	o.Revision = rev.SHA
-	// The GitOps tool reports the last commit it applied, which moves on
-	// with every commit of the branch (trailer commits included) while the
-	// release of the commit that changed the workload goes on: keep that one.
-	if prev.Revision != "" && o.Rollout.InRelease && prev.CanaryRevision == o.Rollout.CanaryRevision {
-		o.Revision = prev.Revision
-	}
-	o.Tracked = prev.Posted != nil && prev.Posted.SHA == o.Revision
-	_, o.TargetURL = statusNames(s.gg, ro, o.Revision)
-	if prev.Revision == o.Revision {
-		for _, a := range prev.Approvals {
-			o.Applied = append(o.Applied, Applied{Action: Action(a.Action), Step: a.Step, By: a.By, Via: a.Via, Key: a.Key})
-		}
-	}
-	arrivals, err := s.c.git.CommitsSince(ctx, o.Revision)
-	if err != nil {
-		return o, fmt.Errorf("commit %s is not on branch %s: %w", short(o.Revision), branchOf(s.gg), err)
-	}
-	if len(arrivals) > maxArrivals {
-		arrivals = arrivals[len(arrivals)-maxArrivals:]
-	}
-	r.observeCommits(ctx, s, ro, &o, arrivals)
-	r.observePullRequest(ctx, s, &o)
-	return o, nil
-}
-
-// observeCommits finds the trailers for ro and a revert of the revision
-// among the commits that arrived after it.
-func (r *Reconciler) observeCommits(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, o *Observation, arrivals []git.Arrival) {
-	for _, a := range arrivals {
-		if o.RevertedBy == "" {
-			if m, err := s.c.git.Reverts(ctx, a.SHA, o.Revision); err == nil && m.Reverts {
-				o.RevertedBy = a.SHA
-			}
-		}
-		if s.gg.Spec.Approval.DisableTrailers {
-			continue
-		}
-		dirs, err := git.ParseDirectives(a.Message)
-		if err != nil {
-			r.emitOnce([]client.Object{s.gg}, "InvalidTrailer", fmt.Sprintf("commit %s: %v", short(a.SHA), err))
-		}
-		var mine []git.Directive
-		for _, d := range dirs {
-			if d.Namespace == ro.Namespace && d.Name == ro.Name {
-				mine = append(mine, d)
-			}
-		}
-		if len(mine) == 0 {
-			continue
-		}
-		tc := TrailerCommit{SHA: a.SHA, Directives: mine, Identity: a.Author.Email, When: a.Committer.When}
-		if s.c.keys != nil {
-			signer, err := s.c.git.Verify(ctx, a.SHA, s.c.keys)
-			switch {
-			case err != nil:
-				tc.Unverified = err.Error()
-			case len(signer.Identities) > 0:
-				for _, id := range signer.Identities {
-					tc.Identities = append(tc.Identities, identityEmail(id))
-				}
-				tc.Identity = tc.Identities[0]
-			default:
-				tc.Identity = signer.Fingerprint
-			}
-		}
-		o.Trailers = append(o.Trailers, tc)
-	}
-}
-
-// observePullRequest finds the pull request of the revision, its sluice
-// labels and their authors' permissions. SCM errors leave them out.
-func (r *Reconciler) observePullRequest(ctx context.Context, s *scope, o *Observation) {
-	log := ctrl.LoggerFrom(ctx)
-	if r.Clock.Now().Before(s.retryAt) {
-		return
-	}
-	prs, err := s.c.scm.PullRequestsForCommit(ctx, o.Revision)
-	if err != nil {
-		s.noteSCM(err)
-		log.Info("Pull requests not read", "reason", err.Error())
-		return
-	}
-	for _, pr := range prs {
-		if pr.MergeCommitSHA == o.Revision || o.PullRequest == 0 {
-			o.PullRequest = pr.Number
-		}
-	}
-	if o.PullRequest == 0 {
-		return
-	}
-	labels, err := s.c.scm.Labels(ctx, o.PullRequest)
-	if err != nil {
-		s.noteSCM(err)
-		log.Info("Labels not read", "reason", err.Error())
-		return
-	}
-	p := s.policy
-	for _, l := range labels {
-		if !containsFold([]string{p.ApproveLabel, p.PromoteFullLabel, p.RollbackLabel}, l.Name) {
-			continue
-		}
-		lb := Label{AppliedLabel: l, Permission: scm.PermissionNone}
-		if l.AddedBy != "" {
-			perm, ok := s.perms[l.AddedBy]
-			if !ok {
-				perm, err = s.c.scm.Permission(ctx, l.AddedBy)
-				if err != nil && !scm.IsNotFound(err) {
-					s.noteSCM(err)
-					log.Info("Permission not read", "user", l.AddedBy, "reason", err.Error())
-					continue
-				}
-				if err != nil {
-					perm = scm.PermissionNone
-				}
-				s.perms[l.AddedBy] = perm
-			}
-			lb.Permission = perm
-			if perm.AtLeast(p.MinPermission) {
-				teams, err := r.teamsOf(ctx, s, l.AddedBy)
-				if err != nil {
-					s.noteSCM(err)
-					log.Info("Team membership not read", "user", l.AddedBy, "reason", err.Error())
-					continue
-				}
-				lb.Teams = teams
-			}
-		}
-		o.Labels = append(o.Labels, lb)
-	}
-}
-
-// teamsOf returns the allowed teams user is an active member of. It asks
-// only when the policy lists allowed teams and user is not already one of
-// the allowed users, and only until a team admits them.
-func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string) ([]string, error) {
-	p := s.policy
-	if len(p.AllowedTeams) == 0 || containsFold(p.AllowedUsers, user) {
-		return nil, nil
-	}
-	if teams, ok := s.teams[user]; ok {
-		return teams, nil
-	}
-	var teams []string
-	for _, team := range p.AllowedTeams {
-		org, slug, ok := strings.Cut(team, "/")
-		if !ok {
-			continue
-		}
-		member, err := s.c.scm.TeamMember(ctx, org, slug, user)
-		if err != nil {
-			return nil, err
-		}
-		if member {
-			teams = append(teams, team)
-			break
-		}
-	}
-	s.teams[user] = teams
-	return teams, nil
-}
-
-// workload reads ro's workload.
-func (r *Reconciler) workload(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*unstructured.Unstructured, error) {
-	ref := ro.Spec.WorkloadRef
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil {
-		return nil, err
-	}
-	w := &unstructured.Unstructured{}
-	w.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.Namespace, Name: ref.Name}, w); err != nil {
-		return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
-	}
-	return w, nil
-}
-
-// apply carries out an intent.
+// apply carries out an intent: an approval is written into
+// sluice.dev/approve, a rollback into sluice.dev/abort (the release is held
+// on the stable revision; the pod template stays as Git has it), a retry
+// into sluice.dev/retry. sluice's admission webhook records the person the
+// JSON value names, since the gate writes as sluice's own identity.
 func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, o Observation, in Intent) error {
+	at := in.At.UTC()
+	if in.At.IsZero() {
+		at = r.Clock.Now().UTC()
+	}
+	var key string
+	var patch map[string]any
 	switch in.Action {
 	case ActionRollback:
-		if err := r.rollback(ctx, ro, o.Rollout.StableRevision); err != nil {
-			return err
+		reason := "revert " + short(in.Commit)
+		switch {
+		case isLabel(in.Via):
+			reason = fmt.Sprintf("label %s on pull request #%d", s.policy.RollbackLabel, in.PullRequest)
+		case in.Via == ViaTrailer:
+			reason = "trailer in commit " + short(in.Commit)
+		case in.Via == ViaStepTimeout:
+			reason = fmt.Sprintf("step %d/%d waited longer than %s for an approval", o.Rollout.Step, o.Rollout.Steps, s.policy.StepTimeout)
 		}
-		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "RolledBack", "Rollback",
-			"Revision %s rolled back to the stable revision %s by %s via %s", short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
-		if in.Via == ViaLabel && s.gg.Spec.GitHub.ProposeRevert {
-			r.proposeRevert(ctx, s, ro, o.Revision)
+		req := abort.Request{Revision: o.Rollout.CanaryRevision, By: in.By, Via: in.Via, At: &at, Reason: reason, Commit: in.Commit}
+		if isLabel(in.Via) {
+			req.PullRequest = int32(in.PullRequest) //nolint:gosec // pull request numbers fit
 		}
-		return nil
+		key = rolloutsv1beta1.AbortAnnotation
+		patch = abort.Patch(key, req)
+	case ActionRetry:
+		req := abort.Request{Revision: o.Rollout.CanaryRevision, By: in.By, Via: in.Via, At: &at, PullRequest: int32(o.PullRequest)} //nolint:gosec // pull request numbers fit
+		key = rolloutsv1beta1.RetryAnnotation
+		patch = abort.Patch(key, req)
 	case ActionApprove, ActionPromoteFull:
+		a := approval.Approval{Revision: o.Rollout.CanaryRevision, Step: in.Step, By: in.By, Via: in.Via, At: &at, Commit: in.Commit,
+			PullRequest: int32(in.PullRequest)} //nolint:gosec // pull request numbers fit
+		key = rolloutsv1beta1.ApproveAnnotation
+		patch = map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: approval.Encode(a)}}}
 	}
-	at := in.At.UTC()
-	a := approval.Approval{Revision: o.Rollout.CanaryRevision, Step: in.Step, By: in.By, Via: in.Via, At: &at}
-	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		rolloutsv1beta1.ApproveAnnotation: approval.Encode(a)}}})
+	b, _ := json.Marshal(patch)
 	if err := r.Client.Patch(ctx, ro.DeepCopy(), client.RawPatch(types.MergePatchType, b), client.FieldOwner(FieldManager)); err != nil {
-		return fmt.Errorf("writing the approval: %w", err)
+		return fmt.Errorf("writing %s: %w", key, err)
 	}
-	r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitApproval", "Approve",
-		"Step %d of revision %s (commit %s) approved by %s via %s", in.Step, a.Revision, short(o.Revision), in.By, in.Via)
+	switch in.Action {
+	case ActionRollback:
+		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "RolledBack", "Rollback",
+			"Revision %s rolled back to the stable revision %s by %s via %s: the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+			short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
+		if repo := scmRepositoryOf(s.gg); isLabel(in.Via) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
+			r.proposeRevert(ctx, s, ro, o, in)
+		}
+	case ActionRetry:
+		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitRetry", "Retry",
+			"Revision %s (commit %s) retried by %s via %s: released again from step 1", o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
+	case ActionApprove, ActionPromoteFull:
+		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitApproval", "Approve",
+			"Step %d of revision %s (commit %s) approved by %s via %s", in.Step, o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
+	}
 	return nil
-}
-
-// viewOf reads the release of ro.
-func viewOf(ro *rolloutsv1beta1.Rollout) RolloutView {
-	v := RolloutView{Namespace: ro.Namespace, Name: ro.Name, Steps: int32(len(ro.Spec.Strategy.Steps()))} //nolint:gosec // at most 50
-	var common *rolloutsv1beta1.CommonStatus
-	switch st := ro.Status; {
-	case st.BlueGreenStatus != nil:
-		common, v.CanaryRevision = &st.BlueGreenStatus.CommonStatus, st.BlueGreenStatus.UpdatedRevision
-	case st.CanaryStatus != nil:
-		common, v.CanaryRevision = &st.CanaryStatus.CommonStatus, st.CanaryStatus.CanaryRevision
-	}
-	v.Healthy = ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy
-	if common == nil {
-		return v
-	}
-	v.Step, v.StableRevision = common.CurrentStepIndex, common.StableRevision
-	v.InRelease = ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted
-	v.Paused = common.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
-	if common.LastUpdateTime != nil {
-		v.PausedAt = common.LastUpdateTime.Time
-	}
-	return v
-}
-
-// policyOf reads the approval policy with its defaults.
-func policyOf(gg *gitopsv1alpha1.GitGate) Policy {
-	a := gg.Spec.Approval
-	p := Policy{ApproveLabel: a.Labels.Approve, PromoteFullLabel: a.Labels.PromoteFull, RollbackLabel: a.Labels.Rollback,
-		AllowedUsers: a.AllowedUsers, AllowedCommitters: a.AllowedCommitters, AllowedTeams: a.AllowedTeams}
-	if p.ApproveLabel == "" {
-		p.ApproveLabel = "sluice/approve"
-	}
-	if p.PromoteFullLabel == "" {
-		p.PromoteFullLabel = "sluice/promote-full"
-	}
-	if p.RollbackLabel == "" {
-		p.RollbackLabel = "sluice/rollback"
-	}
-	p.MinPermission = scm.PermissionWrite
-	if perm, err := scm.ParsePermission(a.MinPermission); err == nil && a.MinPermission != "" {
-		p.MinPermission = perm
-	}
-	return p
 }
 
 // statusNames returns the context and target URL of ro's commit status.
@@ -424,10 +322,18 @@ func statusNames(gg *gitopsv1alpha1.GitGate, ro *rolloutsv1beta1.Rollout, sha st
 }
 
 // proposeRevert opens a pull request reverting the commit rolled back, so
-// that Git converges on the stable revision. Failing to is reported, never
-// fatal: the rollback is done.
-func (r *Reconciler) proposeRevert(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, sha string) {
-	p, err := s.c.scm.ProposeRevert(ctx, scm.RevertRequest{MergeCommitSHA: sha, Base: branchOf(s.gg)})
+// that Git converges on the stable revision; its body says which Rollout,
+// at which step and who rolled it back. Failing to is reported, never
+// fatal: the release is aborted either way.
+func (r *Reconciler) proposeRevert(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, o Observation, in Intent) {
+	sha := o.Revision
+	body := fmt.Sprintf("Reverts %s.\n\nThe release of this commit by Rollout %s/%s was rolled back at step %d/%d by %s via %s: "+
+		"every pod and all traffic went back to the stable revision %s, and sluice holds them there until this revert (or a new commit) syncs.",
+		sha, ro.Namespace, ro.Name, o.Rollout.Step, o.Rollout.Steps, in.By, in.Via, o.Rollout.StableRevision)
+	if o.PullRequest != 0 {
+		body += fmt.Sprintf("\n\nPull request #%d brought it.", o.PullRequest)
+	}
+	p, err := s.c.scm.ProposeRevert(ctx, scm.RevertRequest{MergeCommitSHA: sha, Base: branchOf(s.gg), Body: body})
 	if err != nil {
 		s.noteSCM(err)
 		r.Recorder.Eventf(s.gg, ro, corev1.EventTypeWarning, "RevertNotProposed", "ProposeRevert",

@@ -8,17 +8,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/release/support"
+	"github.com/sluice-dev/sluice/release/coverage"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // ensureBatchRelease creates the Rollout's BatchRelease, or patches its plan,
-// so that it releases up to partition (nil: everything, then hands back).
-func (r *Reconciler) ensureBatchRelease(ctx context.Context, s *scope, partition *int32, policy rolloutsv1beta1.FinalizingPolicyType) error {
+// so that it releases up to partition (nil: everything, then hands back),
+// or, with holdStable, holds every pod on the stable revision.
+func (r *Reconciler) ensureBatchRelease(ctx context.Context, s *scope, partition *int32, policy rolloutsv1beta1.FinalizingPolicyType, holdStable bool) error {
 	plan := planOf(s.ro, partition, policy)
+	plan.HoldStable = holdStable
+	thresholdDefault, optIn := s.ro.Annotations[rolloutsv1beta1.FailureThresholdDefaultAnnotation]
 	if s.br == nil {
 		br := &rolloutsv1beta1.BatchRelease{
 			ObjectMeta: metav1.ObjectMeta{
@@ -29,23 +33,34 @@ func (r *Reconciler) ensureBatchRelease(ctx context.Context, s *scope, partition
 			},
 			Spec: rolloutsv1beta1.BatchReleaseSpec{WorkloadRef: s.ro.Spec.WorkloadRef, ReleasePlan: plan},
 		}
-		log.FromContext(ctx).Info("Creating BatchRelease", "partition", partition)
+		if optIn {
+			br.Annotations = map[string]string{rolloutsv1beta1.FailureThresholdDefaultAnnotation: thresholdDefault}
+		}
+		ctrl.LoggerFrom(ctx).Info("Creating BatchRelease", "partition", partition)
 		if err := r.Client.Create(ctx, br, client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
 			return fmt.Errorf("creating batchrelease: %w", err)
 		}
 		return nil
 	}
 	// A merge patch that names every plan field, so batchPartition: null
-	// is sent when everything is to be released.
-	b, err := json.Marshal(map[string]any{"spec": map[string]any{"releasePlan": map[string]any{
-		"batches":                  plan.Batches,
-		"batchPartition":           plan.BatchPartition,
-		"rolloutID":                plan.RolloutID,
-		"failureThreshold":         plan.FailureThreshold,
-		"finalizingPolicy":         plan.FinalizingPolicy,
-		"rollingStyle":             plan.RollingStyle,
-		"patchPodTemplateMetadata": plan.PatchPodTemplateMetadata,
-	}}})
+	// is sent when everything is to be released; the failureThreshold
+	// opt-in follows the Rollout's annotation.
+	var annotation any
+	if optIn {
+		annotation = thresholdDefault
+	}
+	b, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{rolloutsv1beta1.FailureThresholdDefaultAnnotation: annotation}},
+		"spec": map[string]any{"releasePlan": map[string]any{
+			"batches":                  plan.Batches,
+			"batchPartition":           plan.BatchPartition,
+			"rolloutID":                plan.RolloutID,
+			"failureThreshold":         plan.FailureThreshold,
+			"finalizingPolicy":         plan.FinalizingPolicy,
+			"rollingStyle":             plan.RollingStyle,
+			"patchPodTemplateMetadata": plan.PatchPodTemplateMetadata,
+			"holdStable":               plan.HoldStable,
+		}}})
 	if err != nil {
 		return err
 	}
@@ -60,7 +75,7 @@ func planOf(ro *rolloutsv1beta1.Rollout, partition *int32, policy rolloutsv1beta
 	plan := rolloutsv1beta1.ReleasePlan{
 		BatchPartition:   partition,
 		FinalizingPolicy: policy,
-		RollingStyle:     support.Style(ro),
+		RollingStyle:     coverage.Style(ro),
 	}
 	plan.FailureThreshold = ro.Spec.Strategy.GetFailureThreshold()
 	if c := ro.Spec.Strategy.Canary; c != nil {
@@ -76,8 +91,8 @@ func planOf(ro *rolloutsv1beta1.Rollout, partition *int32, policy rolloutsv1beta
 	if len(plan.Batches) == 0 {
 		plan.Batches = []rolloutsv1beta1.ReleaseBatch{{CanaryReplicas: intstr.FromString("100%")}}
 	}
-	if cs := commonStatus(&ro.Status); cs != nil {
-		plan.RolloutID = cs.ObservedRolloutID
+	if p, ok := progress.Of(ro); ok {
+		plan.RolloutID = p.Common.ObservedRolloutID
 	}
 	return plan
 }

@@ -13,10 +13,10 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/observability/metrics"
@@ -48,6 +48,12 @@ type Reconciler struct {
 	Workloads workload.Factory
 	// Metrics records each status transition (nil records nothing).
 	Metrics *metrics.RolloutObserver
+	// Namespace is the manager's own namespace, where the Lua scripts of
+	// custom traffic routes are read; empty means lua.DefaultNamespace.
+	Namespace string
+
+	// once remembers the once-only events recorded.
+	once onceEvents
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -57,57 +63,121 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile moves one Rollout forward.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+// Reconcile moves one Rollout forward, in phases: observe (the workload,
+// its BatchRelease, the approvals), traffic (Services and routes made to
+// carry what the release says), step (the pure step machine) and act (its
+// actions). The status is patched once, in a deferred step (finish): an
+// error in any phase reaches it, and the generation counts as observed only
+// when every phase succeeded.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	ro := &rolloutsv1beta1.Rollout{}
 	// Read fresh: a stale Rollout would repeat or undo a step.
 	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	logger := log.FromContext(ctx).WithValues("rollout", klog.KObj(ro))
+	logger := ctrl.LoggerFrom(ctx).WithValues("rollout", klog.KObj(ro))
 	ctx = log.IntoContext(ctx, logger)
 
 	deleting := !ro.DeletionTimestamp.IsZero()
 	if deleting && !controllerutil.ContainsFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	if !deleting && !controllerutil.ContainsFinalizer(ro, rolloutsv1beta1.RolloutFinalizer) {
 		if err := r.addFinalizer(ctx, ro); err != nil {
-			return reconcile.Result{}, err
+			return ctrl.Result{}, err
 		}
 	}
 
-	missingRouting, err := r.resolveRoutingRef(ctx, ro)
-	if err != nil {
-		return reconcile.Result{}, err
+	s := &scope{ro: ro, base: ro.DeepCopy()}
+	defer func() { result, err = r.finish(ctx, s, result, err) }()
+	for _, p := range []struct {
+		name string
+		run  func(context.Context, *scope) (ctrl.Result, error)
+	}{
+		{"Observe", r.reconcileObserve}, {"Traffic", r.reconcileTraffic}, {"Step", r.reconcileStep}, {"Act", r.reconcileAct},
+	} {
+		if result, err = p.run(ctx, s); err != nil {
+			return result, &phaseError{phase: p.name, err: err}
+		}
 	}
-	s, err := r.observe(ctx, ro)
+	return result, nil
+}
+
+// reconcileObserve gathers what the step machine reads into s.
+func (r *Reconciler) reconcileObserve(ctx context.Context, s *scope) (ctrl.Result, error) {
+	missingRouting, err := r.resolveRoutingRef(ctx, s.ro)
 	if err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
+	}
+	if err := r.observe(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 	// A Rollout whose TrafficRouting does not exist yet (a GitOps tool may
 	// apply it later) holds a new revision until it does.
 	s.obs.Waiting = missingRouting
-	toCanaryView(ro)
+	return ctrl.Result{}, nil
+}
+
+// reconcileTraffic makes the Services and routes carry what the release
+// says; what it could not do is in the observation the step reads.
+func (r *Reconciler) reconcileTraffic(ctx context.Context, s *scope) (ctrl.Result, error) {
 	r.observeTraffic(ctx, s)
-	status, actions := canary.Next(ro, s.obs)
-	fromCanaryView(ro, &status)
-	ro.Status = status
-	actErr := r.act(ctx, s, actions)
-	if err := r.patchStatus(ctx, s); err != nil {
-		return reconcile.Result{}, errors.Join(actErr, err)
+	return ctrl.Result{}, nil
+}
+
+// reconcileStep asks the pure step machine for the next status and the
+// actions that lead there.
+func (r *Reconciler) reconcileStep(_ context.Context, s *scope) (ctrl.Result, error) {
+	status, actions := canary.Next(s.ro, s.obs)
+	s.ro.Status = status
+	s.actions, s.stepped = actions, true
+	return ctrl.Result{RequeueAfter: actions.RequeueAfter}, nil
+}
+
+// reconcileAct carries out the step machine's actions.
+func (r *Reconciler) reconcileAct(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if err := r.act(ctx, s, s.actions); err != nil {
+		return ctrl.Result{}, err
 	}
-	r.Metrics.Observe(ctx, s.base, ro, actions)
-	if actErr != nil {
-		return reconcile.Result{}, actErr
+	return ctrl.Result{RequeueAfter: s.actions.RequeueAfter}, nil
+}
+
+// finish writes the status the phases computed, once. A failed phase keeps
+// the generation unobserved and is reported in the ReconcileError
+// condition (a write conflict is not a failure: the next reconcile plans
+// again from a fresh read); a reconcile that succeeds removes it. Only
+// after the status is written does the Rollout let go of its
+// TrafficRouting and, last, of its finalizer.
+func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, err error) (ctrl.Result, error) {
+	if err != nil {
+		s.ro.Status.ObservedGeneration = s.base.Status.ObservedGeneration
 	}
-	if err := r.holdRoutingRef(ctx, ro, releasing(ro, actions.RemoveFinalizer)); err != nil {
-		return reconcile.Result{}, err
+	setReconcileError(&s.ro.Status, err, r.Clock.Now())
+	if perr := r.patchStatus(ctx, s); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
 	}
-	if actions.RemoveFinalizer {
+	if s.stepped {
+		r.Metrics.Observe(ctx, s.base, s.ro, s.actions)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.holdRoutingRef(ctx, s.ro, releasing(s.ro, s.actions.RemoveFinalizer)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.actions.RemoveFinalizer {
 		if err := r.removeFinalizer(ctx, s); err != nil {
-			return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
+			return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 		}
 	}
-	return reconcile.Result{RequeueAfter: actions.RequeueAfter}, nil
+	return result, nil
 }
+
+// phaseError is the failure of a named phase of the Rollout reconcile.
+type phaseError struct {
+	phase string
+	err   error
+}
+
+func (e *phaseError) Error() string { return e.phase + ": " + e.err.Error() }
+func (e *phaseError) Unwrap() error { return e.err }

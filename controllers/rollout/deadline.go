@@ -9,10 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload"
 )
 
@@ -40,9 +41,9 @@ func (r *Reconciler) progressDeadline(ro *rolloutsv1beta1.Rollout) time.Duration
 // pastDeadline reports whether the current step has been upgrading longer
 // than d.
 func pastDeadline(ro *rolloutsv1beta1.Rollout, d time.Duration, now time.Time) bool {
-	cs := commonStatus(&ro.Status)
-	return d > 0 && cs != nil && cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateUpgrade &&
-		cs.LastUpdateTime != nil && now.Sub(cs.LastUpdateTime.Time) >= d
+	p, ok := progress.Of(ro)
+	return d > 0 && ok && p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateUpgrade &&
+		p.Common.LastUpdateTime != nil && now.Sub(p.Common.LastUpdateTime.Time) >= d
 }
 
 // unreadyPods describes the update revision's pods that are not ready, as
@@ -58,13 +59,13 @@ func (r *Reconciler) unreadyPods(ctx context.Context, namespace string, ws *work
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel},
 		client.MatchingLabels{ws.RevisionLabel: ws.PodTemplateHash}); err != nil {
-		log.FromContext(ctx).Error(err, "Listing pods for the Stalled message")
+		ctrl.LoggerFrom(ctx).Error(err, "Listing pods for the Stalled message")
 		return nil, nil
 	}
 	var out []string
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.DeletionTimestamp == nil && !podReady(p) {
+		if p.DeletionTimestamp == nil && !progress.PodReady(p) {
 			out = append(out, p.Name+" ("+whyNotReady(p)+")")
 		}
 	}
@@ -73,15 +74,6 @@ func (r *Reconciler) unreadyPods(ctx context.Context, namespace string, ws *work
 		out = append(out[:maxNamedPods], fmt.Sprintf("and %d more", len(out)-maxNamedPods))
 	}
 	return out, nil
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // whyNotReady gives the most telling reason a pod is not ready: not

@@ -5,22 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/internal/killpoint"
+	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/release/canary"
-	"github.com/sluice-dev/sluice/release/support"
+	"github.com/sluice-dev/sluice/release/coverage"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload"
-	"github.com/sluice-dev/sluice/workload/lookup"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // scope is what one reconcile of a Rollout works on.
@@ -30,18 +34,21 @@ type scope struct {
 	releaser workload.Releaser
 	br       *rolloutsv1beta1.BatchRelease
 	obs      canary.Observation
+	// actions are what the step machine asked for; stepped says it ran.
+	actions canary.Actions
+	stepped bool
 }
 
-// observe gathers the workload, the BatchRelease and the approvals, and
-// labels the workload so the admission webhook sees its updates.
-func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*scope, error) {
-	s := &scope{ro: ro, base: ro.DeepCopy()}
+// observe gathers the workload, the BatchRelease and the approvals into s,
+// and labels the workload so the admission webhook sees its updates.
+func (r *Reconciler) observe(ctx context.Context, s *scope) error {
+	ro := s.ro
 	s.obs.Now = r.Clock.Now()
 	s.obs.Deleting = !ro.DeletionTimestamp.IsZero()
-	s.obs.Blocking, s.obs.Ignored = support.Analyze(ro)
+	s.obs.Blocking, s.obs.Ignored = coverage.Analyze(ro)
 
 	releaser, err := r.Workloads(r.Client, r.APIReader, workload.Target{
-		Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef, Style: support.Style(ro),
+		Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef, Style: coverage.Style(ro),
 	})
 	if err == nil {
 		s.releaser = releaser
@@ -49,19 +56,20 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		switch {
 		case errors.Is(err, workload.ErrNotFound):
 		case err != nil:
-			return nil, err
+			return err
 		default:
 			s.obs.Workload = ws
+			s.obs.Ignored = append(s.obs.Ignored, coverage.Fit(ro, ws.Replicas)...)
 			if ws.Unsupported != "" {
 				s.obs.Blocking = append(s.obs.Blocking, ws.Unsupported)
 			}
 		}
 	} else if !errors.Is(err, workload.ErrUnsupported) {
-		return nil, err
+		return err
 	}
 	if s.obs.Workload != nil && !s.obs.Deleting {
 		if err := r.labelWorkload(ctx, ro, s.obs.Workload.Labels); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
@@ -69,12 +77,14 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	switch err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ro), br); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return nil, fmt.Errorf("reading batchrelease: %w", err)
+		return fmt.Errorf("reading batchrelease: %w", err)
 	default:
 		s.br = br
 		s.obs.BatchRelease = viewOf(br)
 	}
 
+	s.obs.Abort = r.request(ro, rolloutsv1beta1.AbortAnnotation, rolloutsv1beta1.AbortContextAnnotation)
+	s.obs.Retry = r.request(ro, rolloutsv1beta1.RetryAnnotation, rolloutsv1beta1.RetryContextAnnotation)
 	if raw, ok := ro.Annotations[rolloutsv1beta1.ApproveAnnotation]; ok {
 		a, err := approval.Resolve(raw, ro.Annotations[rolloutsv1beta1.ApproveContextAnnotation])
 		if err != nil {
@@ -86,6 +96,12 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	}
 	s.obs.StatusApprover = statusApprover(ro)
 	s.obs.ProgressDeadline = r.progressDeadline(ro)
+	s.obs.AbortOnProgressDeadline = r.abortOnProgressDeadline(ro)
+	analysis, err := r.analysis(ctx, ro)
+	if err != nil {
+		return err
+	}
+	s.obs.Analysis = analysis
 	s.obs.KeepHeldOnDeletion = r.KeepHeldOnDeletion
 	if v, ok := ro.Annotations[rolloutsv1beta1.KeepHeldOnDeletionAnnotation]; ok {
 		s.obs.KeepHeldOnDeletion = v == "true"
@@ -93,17 +109,37 @@ func (r *Reconciler) observe(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 	if pastDeadline(ro, s.obs.ProgressDeadline, s.obs.Now) && s.obs.Workload != nil {
 		pods, err := r.unreadyPods(ctx, ro.Namespace, s.obs.Workload)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.obs.UnreadyPods = pods
 	}
-	return s, nil
+	return nil
+}
+
+// request resolves the abort or retry request in the annotation key of ro,
+// with its context; nil when there is none, or it cannot be read (said once
+// in an event).
+func (r *Reconciler) request(ro *rolloutsv1beta1.Rollout, key, contextKey string) *abort.Request {
+	raw, ok := ro.Annotations[key]
+	if !ok {
+		return nil
+	}
+	req, err := abort.Resolve(raw, ro.Annotations[contextKey])
+	switch {
+	case errors.Is(err, abort.ErrNone):
+		return nil
+	case err != nil:
+		r.eventOnce(ro, canary.Event{Type: corev1.EventTypeWarning, Reason: "InvalidRequest",
+			Message: fmt.Sprintf("Annotation %s ignored: %v", key, err)})
+		return nil
+	}
+	return &req
 }
 
 // labelWorkload sets rollouts.kruise.io/workload-type on the workload.
 func (r *Reconciler) labelWorkload(ctx context.Context, ro *rolloutsv1beta1.Rollout, labels map[string]string) error {
-	want := lookup.WorkloadType(ro.Spec.WorkloadRef)
-	if !lookup.Known(ro.Spec.WorkloadRef) || labels[rolloutsv1beta1.WorkloadTypeLabel] == want {
+	want := kinds.WorkloadType(ro.Spec.WorkloadRef)
+	if !kinds.Known(ro.Spec.WorkloadRef) || labels[rolloutsv1beta1.WorkloadTypeLabel] == want {
 		return nil // a custom kind's objects opt in with the label themselves
 	}
 	return r.patchWorkloadLabel(ctx, ro, &want)
@@ -125,8 +161,12 @@ func (r *Reconciler) patchWorkloadLabel(ctx context.Context, ro *rolloutsv1beta1
 
 // act carries out the step machine's actions.
 func (r *Reconciler) act(ctx context.Context, s *scope, a canary.Actions) error {
-	logger := log.FromContext(ctx)
+	logger := ctrl.LoggerFrom(ctx)
 	for _, e := range a.Events {
+		if e.Once {
+			r.eventOnce(s.ro, e)
+			continue
+		}
 		r.Recorder.Eventf(s.ro, nil, e.Type, e.Reason, "Release", "%s", e.Message)
 	}
 	if a.Approved != nil {
@@ -136,7 +176,7 @@ func (r *Reconciler) act(ctx context.Context, s *scope, a canary.Actions) error 
 	}
 	switch a.BatchRelease {
 	case canary.EnsureBatchRelease:
-		if err := r.ensureBatchRelease(ctx, s, a.Partition, a.Policy); err != nil {
+		if err := r.ensureBatchRelease(ctx, s, a.Partition, a.Policy, a.HoldStable); err != nil {
 			return err
 		}
 	case canary.DeleteBatchRelease:
@@ -165,7 +205,13 @@ func (r *Reconciler) act(ctx context.Context, s *scope, a canary.Actions) error 
 
 // recordApproval appends an applied approval to sluice.dev/approvals.
 func (r *Reconciler) recordApproval(ctx context.Context, s *scope, a approval.Approval) error {
-	raw, err := approval.Append(s.ro.Annotations[rolloutsv1beta1.ApprovalsAnnotation], a)
+	// since is when the step entered the state the approval moves it out
+	// of, from the status as read (the step machine has moved s.ro on).
+	var since time.Time
+	if p, ok := progress.Of(s.base); ok && p.Common.LastUpdateTime != nil {
+		since = p.Common.LastUpdateTime.Time
+	}
+	raw, err := approval.Append(s.ro.Annotations[rolloutsv1beta1.ApprovalsAnnotation], a, since)
 	if err != nil {
 		return err
 	}
@@ -176,7 +222,8 @@ func (r *Reconciler) recordApproval(ctx context.Context, s *scope, a approval.Ap
 	}
 	// The status patch that follows is guarded by this new version.
 	s.base.ResourceVersion = obj.ResourceVersion
-	log.FromContext(ctx).Info("Approval applied", "step", a.Step, "revision", a.Revision, "by", a.By, "via", a.Via)
+	killpoint.Reached(ctx, killpoint.RolloutApprovalRecorded, s.ro.Namespace+"/"+s.ro.Name)
+	ctrl.LoggerFrom(ctx).Info("Approval applied", "step", a.Step, "revision", a.Revision, "by", a.By, "via", a.Via)
 	return nil
 }
 
@@ -195,11 +242,12 @@ func (r *Reconciler) addFinalizer(ctx context.Context, ro *rolloutsv1beta1.Rollo
 // removeFinalizer lets a deleted Rollout go, after removing the label it
 // put on the workload.
 func (r *Reconciler) removeFinalizer(ctx context.Context, s *scope) error {
-	if s.obs.Workload != nil && lookup.Known(s.ro.Spec.WorkloadRef) {
+	if s.obs.Workload != nil && kinds.Known(s.ro.Spec.WorkloadRef) {
 		if err := r.patchWorkloadLabel(ctx, s.ro, nil); err != nil {
 			return err
 		}
 	}
+	killpoint.Reached(ctx, killpoint.RolloutFinalizerRemoving, s.ro.Namespace+"/"+s.ro.Name)
 	obj := &rolloutsv1beta1.Rollout{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.ro), obj); err != nil {
 		return client.IgnoreNotFound(err)

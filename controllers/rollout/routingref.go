@@ -89,7 +89,8 @@ func releasing(ro *rolloutsv1beta1.Rollout, leaving bool) bool {
 		return false
 	}
 	switch ro.Status.Phase {
-	case rolloutsv1beta1.RolloutPhaseProgressing, rolloutsv1beta1.RolloutPhaseTerminating, rolloutsv1beta1.RolloutPhaseDisabling:
+	case rolloutsv1beta1.RolloutPhaseProgressing, rolloutsv1beta1.RolloutPhaseTerminating, rolloutsv1beta1.RolloutPhaseDisabling,
+		rolloutsv1beta1.RolloutPhaseAborted:
 		return true
 	}
 	return false

@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,17 +56,5 @@ func TestReleasing(t *testing.T) {
 				t.Errorf("releasing(%s, leaving %v) = %v, want %v", tt.phase, tt.leaving, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestRouteKeys(t *testing.T) {
-	route := "web-route"
-	got := routeKeys([]rolloutsv1beta1.TrafficRoutingRef{
-		{Service: "web", Ingress: &rolloutsv1beta1.IngressTrafficRouting{Name: "web"}},
-		{Service: "api", Gateway: &rolloutsv1beta1.GatewayTrafficRouting{HTTPRouteName: &route}},
-	})
-	want := []string{"Service/web", "Service/web-canary", "Ingress/web", "Ingress/web-canary", "Service/api", "Service/api-canary", "HTTPRoute/web-route"}
-	if !slices.Equal(got, want) {
-		t.Errorf("routeKeys() = %v, want %v", got, want)
 	}
 }

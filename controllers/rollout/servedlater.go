@@ -9,11 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
@@ -35,7 +34,7 @@ type servedLater struct {
 
 // Start implements source.Source: it returns at once and starts the watch
 // in the background when the kind is served.
-func (s *servedLater) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+func (s *servedLater) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[ctrl.Request]) error {
 	go func() {
 		_ = wait.PollUntilContextCancel(ctx, servedLaterPoll, true, func(ctx context.Context) (bool, error) {
 			if _, err := s.mapper.RESTMapping(s.gvk.GroupKind(), s.gvk.Version); err != nil {
@@ -44,10 +43,10 @@ func (s *servedLater) Start(ctx context.Context, queue workqueue.TypedRateLimiti
 			obj := &metav1.PartialObjectMetadata{}
 			obj.SetGroupVersionKind(s.gvk)
 			if err := source.Kind(s.cache, client.Object(obj), s.handler).Start(ctx, queue); err != nil {
-				log.FromContext(ctx).Error(err, "Watching a kind served later", "kind", s.gvk.String())
+				ctrl.LoggerFrom(ctx).Error(err, "Watching a kind served later", "kind", s.gvk.String())
 				return false, nil
 			}
-			log.FromContext(ctx).Info("Watching a kind now served", "kind", s.gvk.String())
+			ctrl.LoggerFrom(ctx).Info("Watching a kind now served", "kind", s.gvk.String())
 			return true, nil
 		})
 	}()

@@ -3,10 +3,15 @@ package rollout
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
@@ -33,6 +38,41 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	return nil
 }
 
+// setReconcileError reports err, the failure of a phase, in the
+// ReconcileError condition, or removes the condition when the reconcile
+// succeeded. A write conflict is no failure (the next reconcile plans again
+// from a fresh read) and leaves the condition as it was.
+func setReconcileError(st *rolloutsv1beta1.RolloutStatus, err error, now time.Time) {
+	if apierrors.IsConflict(err) {
+		return
+	}
+	i := slices.IndexFunc(st.Conditions, func(c rolloutsv1beta1.RolloutCondition) bool {
+		return c.Type == rolloutsv1beta1.RolloutConditionReconcileError
+	})
+	if err == nil {
+		if i >= 0 {
+			st.Conditions = slices.Delete(st.Conditions, i, i+1)
+		}
+		return
+	}
+	reason := "Reconcile"
+	var pe *phaseError
+	if errors.As(err, &pe) {
+		reason, err = pe.phase, pe.err
+	}
+	c := rolloutsv1beta1.RolloutCondition{Type: rolloutsv1beta1.RolloutConditionReconcileError, Status: corev1.ConditionTrue,
+		Reason: reason, Message: err.Error(), LastUpdateTime: metav1.NewTime(now), LastTransitionTime: metav1.NewTime(now)}
+	if i < 0 {
+		st.Conditions = append(st.Conditions, c)
+		return
+	}
+	if old := st.Conditions[i]; old.Reason == c.Reason && old.Message == c.Message {
+		return
+	}
+	c.LastTransitionTime = st.Conditions[i].LastTransitionTime
+	st.Conditions[i] = c
+}
+
 // viewOf extracts what the step machine reads from a BatchRelease.
 func viewOf(br *rolloutsv1beta1.BatchRelease) *canary.BatchReleaseView {
 	return &canary.BatchReleaseView{
@@ -47,6 +87,9 @@ func viewOf(br *rolloutsv1beta1.BatchRelease) *canary.BatchReleaseView {
 		StableRevision:     br.Status.StableRevision,
 		UpdateRevision:     br.Status.UpdateRevision,
 		Deleting:           !br.DeletionTimestamp.IsZero(),
+		HoldStable:         br.Spec.ReleasePlan.HoldStable,
+		StableHold:         br.Status.StableHold,
+		Message:            br.Status.Message,
 	}
 }
 

@@ -5,27 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/release/canary"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/traffic"
+	"github.com/sluice-dev/sluice/traffic/drive"
 	"github.com/sluice-dev/sluice/traffic/providers"
 	"github.com/sluice-dev/sluice/workload"
 )
-
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;create;update;patch;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;create;update;patch;delete
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;update;patch
-
-// defaultGrace is the wait after a traffic change when a trafficRoutings
-// entry gives none (gracePeriodSeconds 0 or unset), as in OpenKruise.
-const defaultGrace = 3 * time.Second
 
 // entry is one trafficRoutings entry sluice drives.
 type entry struct {
@@ -48,16 +42,15 @@ func activeEntries(ro *rolloutsv1beta1.Rollout) []rolloutsv1beta1.TrafficRouting
 
 // observeTraffic makes the Services and routes of the Rollout carry what
 // its stored status wants (canary.Wanted), one layer at a time, and
-// records in s.obs.Traffic what it did. ro must be in the step machine's
-// view (toCanaryView).
+// records in s.obs.Traffic what it did.
 func (r *Reconciler) observeTraffic(ctx context.Context, s *scope) {
 	refs := activeEntries(s.ro)
 	if len(refs) == 0 {
 		return
 	}
-	t := &canary.TrafficObservation{Grace: graceOf(refs)}
+	t := &canary.TrafficObservation{Grace: drive.Grace(refs)}
 	s.obs.Traffic = t
-	if cs := s.ro.Status.CanaryStatus; cs != nil && cs.StableRevision == "" && s.obs.Workload != nil {
+	if p, ok := progress.Of(s.ro); ok && p.Common.StableRevision == "" && s.obs.Workload != nil {
 		t.StableRevision = r.stableCandidate(ctx, s.ro.Namespace, s.obs.Workload)
 	}
 	want := canary.Wanted(s.ro, s.obs)
@@ -70,27 +63,14 @@ func (r *Reconciler) observeTraffic(ctx context.Context, s *scope) {
 	converged, err := ensure(ctx, entries, want, revisionLabel(s.obs.Workload), t)
 	if err != nil {
 		t.Err = err.Error()
-		log.FromContext(ctx).Error(err, "Routing traffic")
+		ctrl.LoggerFrom(ctx).Error(err, "Routing traffic")
 		return
 	}
 	t.Converged = converged
 	if !converged {
-		log.FromContext(ctx).Info("Traffic changed", "change", t.Progress)
+		ctrl.LoggerFrom(ctx).Info("Traffic changed", "change", t.Progress)
+		killpoint.Reached(ctx, killpoint.TrafficChanged, s.ro.Namespace+"/"+s.ro.Name)
 	}
-}
-
-// graceOf is the longest grace period of refs (an entry without one waits
-// defaultGrace).
-func graceOf(refs []rolloutsv1beta1.TrafficRoutingRef) time.Duration {
-	var grace time.Duration
-	for _, ref := range refs {
-		g := defaultGrace
-		if ref.GracePeriodSeconds > 0 {
-			g = time.Duration(ref.GracePeriodSeconds) * time.Second
-		}
-		grace = max(grace, g)
-	}
-	return grace
 }
 
 func revisionLabel(w *workload.Status) string {
@@ -98,6 +78,11 @@ func revisionLabel(w *workload.Status) string {
 		return ""
 	}
 	return w.RevisionLabel
+}
+
+// trafficDeps is what the providers of the Rollout's routes are built with.
+func (r *Reconciler) trafficDeps() providers.Deps {
+	return providers.Deps{Client: r.Client, Reader: r.APIReader, Namespace: r.Namespace}
 }
 
 // entries builds the Services and providers of each entry. A provider
@@ -117,11 +102,11 @@ func (r *Reconciler) entries(ro *rolloutsv1beta1.Rollout, refs []rolloutsv1beta1
 	}
 	for _, ref := range refs {
 		t := traffic.Target{Namespace: ro.Namespace, Rollout: ro.Name, Owner: owner, Ref: ref, DisableCanaryService: disable}
-		ps, err := providers.New(r.Client, r.APIReader, t)
+		ps, err := providers.New(r.trafficDeps(), t)
 		if err != nil {
 			ps = []traffic.Provider{failed{fmt.Errorf("spec.strategy.%s.trafficRoutings entry of Service %s: %w", strategy, ref.Service, err)}}
 		}
-		out = append(out, entry{target: t, services: providers.Services(r.Client, r.APIReader, t), providers: ps})
+		out = append(out, entry{target: t, services: providers.Services(r.trafficDeps(), t), providers: ps})
 	}
 	return out
 }
@@ -176,11 +161,11 @@ func ensure(ctx context.Context, entries []entry, want canary.Traffic, label str
 			switch want.Routes {
 			case canary.RoutesShift:
 				return step(rolloutsv1beta1.FinalisingStepRouteTrafficToNew, "routing "+want.String(), func(e *entry) (bool, error) {
-					return shiftEntry(ctx, e, want)
+					return drive.Ensure(ctx, e.providers, drive.Desired(e.target, want.Weight, want.Matches, want.RequestHeaderModifier))
 				})
 			case canary.RoutesRestore:
 				return step(rolloutsv1beta1.FinalisingStepRouteTrafficToStable, "restoring the routes", func(e *entry) (bool, error) {
-					return finalizeEntry(ctx, e)
+					return drive.Finalize(ctx, e.providers)
 				})
 			case canary.RoutesKeep:
 			}
@@ -203,39 +188,6 @@ func ensure(ctx context.Context, entries []entry, want canary.Traffic, label str
 	return true, nil
 }
 
-// shiftEntry makes every provider of e carry want.
-func shiftEntry(ctx context.Context, e *entry, want canary.Traffic) (bool, error) {
-	d := traffic.Desired{
-		StableService:         e.target.Ref.Service,
-		CanaryService:         traffic.CanaryServiceOf(e.target),
-		Weight:                want.Weight,
-		Matches:               want.Matches,
-		RequestHeaderModifier: want.RequestHeaderModifier,
-	}
-	all := true
-	for _, p := range e.providers {
-		ok, err := p.EnsureRoutes(ctx, d)
-		if err != nil {
-			return false, err
-		}
-		all = all && ok
-	}
-	return all, nil
-}
-
-// finalizeEntry gives every provider of e back its routes.
-func finalizeEntry(ctx context.Context, e *entry) (bool, error) {
-	all := true
-	for _, p := range e.providers {
-		ok, err := p.Finalize(ctx)
-		if err != nil {
-			return false, err
-		}
-		all = all && ok
-	}
-	return all, nil
-}
-
 // stableCandidate is the revision label value most live pods of the
 // workload run, other than the update revision: the stable revision of a
 // release that has not recorded it yet.
@@ -249,7 +201,7 @@ func (r *Reconciler) stableCandidate(ctx context.Context, namespace string, ws *
 	}
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		log.FromContext(ctx).Error(err, "Listing pods for the stable revision")
+		ctrl.LoggerFrom(ctx).Error(err, "Listing pods for the stable revision")
 		return ""
 	}
 	count := map[string]int{}

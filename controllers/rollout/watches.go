@@ -3,22 +3,18 @@ package rollout
 import (
 	"context"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	analysisv1alpha1 "github.com/sluice-dev/sluice/api/analysis/v1alpha1"
 	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
-	"github.com/sluice-dev/sluice/traffic"
-	"github.com/sluice-dev/sluice/traffic/gateway"
-	"github.com/sluice-dev/sluice/traffic/ingress"
+	"github.com/sluice-dev/sluice/traffic/providers"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // WorkloadIndex indexes Rollouts by the workload they release, as
@@ -42,20 +38,28 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	if err := r.indexRoutes(ctx, mgr); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rolloutsv1beta1.Rollout{}).
-		Owns(&rolloutsv1beta1.BatchRelease{}).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("Deployment"))).
-		Watches(&appsv1.StatefulSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("StatefulSet"))).
+		Owns(&rolloutsv1beta1.BatchRelease{})
+	for _, k := range kinds.Watched() {
+		b = b.Watches(k.Watch(), handler.EnqueueRequestsFromMapFunc(r.forWorkload(k.GroupKind.Kind)))
+	}
+	b = b.
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
 		WatchesRawSource(dynamicwatch.Definitions(mgr.GetCache(), mgr.GetClient())).
-		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.forWorkload("DaemonSet"))).
 		Watches(&rolloutsv1alpha1.TrafficRouting{}, handler.EnqueueRequestsFromMapFunc(r.forRoute("TrafficRouting"))).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.forRoute("Service")), builder.OnlyMetadata).
-		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.forRoute("Ingress")), builder.OnlyMetadata).
-		WatchesRawSource(&servedLater{cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), gvk: gateway.HTTPRouteKind,
-			handler: handler.EnqueueRequestsFromMapFunc(r.forRoute("HTTPRoute"))}).
-		Named("rollout").
+		Watches(&analysisv1alpha1.MetricGate{}, handler.EnqueueRequestsFromMapFunc(r.forMetricGate))
+	for _, w := range providers.Watches() {
+		h := handler.EnqueueRequestsFromMapFunc(r.forRoute(w.GVK.Kind))
+		if w.ServedLater {
+			b = b.WatchesRawSource(&servedLater{cache: mgr.GetCache(), mapper: mgr.GetRESTMapper(), gvk: w.GVK, handler: h})
+			continue
+		}
+		obj := &metav1.PartialObjectMetadata{}
+		obj.SetGroupVersionKind(w.GVK)
+		b = b.Watches(obj, h)
+	}
+	return b.Named("rollout").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
@@ -64,31 +68,27 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 
 // forWorkload maps a workload of kind to the Rollouts that name it.
 func (r *Reconciler) forWorkload(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		list := &rolloutsv1beta1.RolloutList{}
 		if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{WorkloadIndex: kind + "/" + o.GetName()}); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Listing Rollouts for a workload event")
 			return nil
 		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
+		reqs := make([]ctrl.Request, 0, len(list.Items))
 		for i := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+			reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 		return reqs
 	}
 }
 
-// +kubebuilder:rbac:groups="",resources=services,verbs=list;watch
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch
-// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=list;watch
-
 // indexRoutes registers RoutesIndex for Rollouts and TrafficRoutings.
 func (r *Reconciler) indexRoutes(ctx context.Context, mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &rolloutsv1beta1.Rollout{}, RoutesIndex, func(o client.Object) []string {
 		ro := o.(*rolloutsv1beta1.Rollout)
-		keys := routeKeys(ro.Spec.Strategy.TrafficRoutings())
+		keys := providers.Keys(ro.Spec.Strategy.TrafficRoutings())
 		if name := ro.TrafficRoutingRef(); name != "" {
-			keys = append(keys, "TrafficRouting/"+name)
+			keys = append(keys, providers.Key("TrafficRouting", name))
 		}
 		return keys
 	}); err != nil {
@@ -100,30 +100,15 @@ func (r *Reconciler) indexRoutes(ctx context.Context, mgr ctrl.Manager) error {
 		for _, e := range tr.Spec.ObjectRef {
 			refs = append(refs, e.V1beta1())
 		}
-		return routeKeys(refs)
+		return providers.Keys(refs)
 	})
-}
-
-// routeKeys returns the RoutesIndex keys of refs.
-func routeKeys(refs []rolloutsv1beta1.TrafficRoutingRef) []string {
-	var out []string
-	for _, ref := range refs {
-		out = append(out, "Service/"+ref.Service, "Service/"+traffic.CanaryServiceName(ref.Service))
-		if ref.Ingress != nil {
-			out = append(out, "Ingress/"+ref.Ingress.Name, "Ingress/"+ingress.CanaryName(ref.Ingress.Name))
-		}
-		if ref.Gateway != nil && ref.Gateway.HTTPRouteName != nil {
-			out = append(out, "HTTPRoute/"+*ref.Gateway.HTTPRouteName)
-		}
-	}
-	return out
 }
 
 // forRoute maps an object of kind that traffic goes through to the
 // Rollouts that route through it, directly or through a TrafficRouting.
 func (r *Reconciler) forRoute(kind string) handler.MapFunc {
-	return func(ctx context.Context, o client.Object) []reconcile.Request {
-		key := kind + "/" + o.GetName()
+	return func(ctx context.Context, o client.Object) []ctrl.Request {
+		key := providers.Key(kind, o.GetName())
 		keys := []string{key}
 		if kind != "TrafficRouting" {
 			trs := &rolloutsv1alpha1.TrafficRoutingList{}
@@ -131,10 +116,10 @@ func (r *Reconciler) forRoute(kind string) handler.MapFunc {
 				ctrl.LoggerFrom(ctx).Error(err, "Listing TrafficRoutings for a route event")
 			}
 			for i := range trs.Items {
-				keys = append(keys, "TrafficRouting/"+trs.Items[i].Name)
+				keys = append(keys, providers.Key("TrafficRouting", trs.Items[i].Name))
 			}
 		}
-		var reqs []reconcile.Request
+		var reqs []ctrl.Request
 		for _, k := range keys {
 			list := &rolloutsv1beta1.RolloutList{}
 			if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{RoutesIndex: k}); err != nil {
@@ -142,7 +127,7 @@ func (r *Reconciler) forRoute(kind string) handler.MapFunc {
 				return nil
 			}
 			for i := range list.Items {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+				reqs = append(reqs, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 			}
 		}
 		return reqs

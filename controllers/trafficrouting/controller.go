@@ -9,21 +9,21 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/traffic/drive"
+	"github.com/sluice-dev/sluice/traffic/providers"
 )
 
 // Reconciler reconciles TrafficRoutings.
@@ -37,39 +37,46 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Workers is how many objects are reconciled at once.
 	Workers int
+	// Namespace is the manager's own namespace, where the Lua scripts of
+	// custom traffic routes are read; empty means lua.DefaultNamespace.
+	Namespace string
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=trafficroutings,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=trafficroutings/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=trafficroutings/finalizers,verbs=update
 
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=list;watch
-
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&rolloutsv1alpha1.TrafficRouting{}).
-		// Its canary Ingress: put back what is changed behind its back.
-		Owns(&networkingv1.Ingress{}, builder.OnlyMetadata).
-		Named("trafficrouting").
+	b := ctrl.NewControllerManagedBy(mgr).For(&rolloutsv1alpha1.TrafficRouting{})
+	// What it creates beside its routes (a canary Ingress): put back what
+	// is changed behind its back.
+	for _, w := range providers.Watches() {
+		if w.Owned {
+			obj := &metav1.PartialObjectMetadata{}
+			obj.SetGroupVersionKind(w.GVK)
+			b = b.Owns(obj)
+		}
+	}
+	return b.Named("trafficrouting").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).
 		Complete(r)
 }
 
 // Reconcile moves the routes of one TrafficRouting towards its plan.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	tr := &rolloutsv1alpha1.TrafficRouting{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, tr); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("trafficrouting", klog.KObj(tr)))
+	ctx = log.IntoContext(ctx, ctrl.LoggerFrom(ctx).WithValues("trafficrouting", klog.KObj(tr)))
 	deleting := !tr.DeletionTimestamp.IsZero()
 	if deleting && !controllerutil.ContainsFinalizer(tr, rolloutsv1alpha1.TrafficRoutingFinalizer) {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	if !deleting && !controllerutil.ContainsFinalizer(tr, rolloutsv1alpha1.TrafficRoutingFinalizer) {
 		if err := r.setFinalizer(ctx, tr, true); err != nil {
-			return reconcile.Result{}, err
+			return ctrl.Result{}, err
 		}
 	}
 
@@ -86,19 +93,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		tr.Status.Phase, tr.Status.Message = p.busyPhase, p.busyMessage
 	}
 	if err := r.patchStatus(ctx, base, tr); err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	if applyErr != nil {
-		return reconcile.Result{}, fmt.Errorf("routing: %w", applyErr)
+		return ctrl.Result{}, fmt.Errorf("routing: %w", applyErr)
 	}
 	if !done {
-		log.FromContext(ctx).Info("Routes changed", "change", p.busyMessage)
-		return reconcile.Result{RequeueAfter: graceOf(tr)}, nil
+		ctrl.LoggerFrom(ctx).Info("Routes changed", "change", p.busyMessage)
+		return ctrl.Result{RequeueAfter: drive.Grace(entriesOf(tr))}, nil
 	}
 	if p.release {
-		return reconcile.Result{}, r.setFinalizer(ctx, tr, false)
+		return ctrl.Result{}, r.setFinalizer(ctx, tr, false)
 	}
-	return reconcile.Result{}, nil
+	return ctrl.Result{}, nil
 }
 
 // patchStatus writes the status of tr if it changed since base, and

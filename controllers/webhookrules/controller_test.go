@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -27,5 +28,39 @@ func TestRulesFor(t *testing.T) {
 	}
 	if len(rulesFor(nil)) != 0 {
 		t.Error("rulesFor(nil) is not empty")
+	}
+}
+
+func TestOwnConfig_mirrorsTheRegisteredWorkloadWebhook(t *testing.T) {
+	url := "https://127.0.0.1:9443/mutate-workload"
+	fail := admissionregistrationv1.Fail
+	registered := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "sluice", UID: "u-1"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
+			{Name: "mrollout.sluice.dev"},
+			{Name: WorkloadWebhook, ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: []byte("ca")},
+				FailurePolicy: &fail, Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"UPDATE"}}}},
+		},
+	}
+	rules := rulesFor(map[schema.GroupResource]bool{{Group: "games.example.com", Resource: "gameserversets"}: true})
+	got, ok := ownConfig(registered, rules)
+	if !ok {
+		t.Fatal("no configuration built")
+	}
+	if got.Name != "sluice-custom-kinds" || got.Labels[managedByLabel] != "sluice" {
+		t.Errorf("name %s labels %v", got.Name, got.Labels)
+	}
+	if len(got.OwnerReferences) != 1 || got.OwnerReferences[0].UID != "u-1" || got.OwnerReferences[0].Name != "sluice" {
+		t.Errorf("owner references %+v", got.OwnerReferences)
+	}
+	if len(got.Webhooks) != 1 || got.Webhooks[0].Name != CustomWorkloadWebhook || *got.Webhooks[0].ClientConfig.URL != url ||
+		*got.Webhooks[0].FailurePolicy != fail || len(got.Webhooks[0].Rules) != 1 || got.Webhooks[0].Rules[0].Resources[0] != "gameserversets" {
+		t.Errorf("webhooks %+v", got.Webhooks)
+	}
+	if len(registered.Webhooks[1].Rules[0].Resources) != 0 {
+		t.Error("the registered configuration was changed")
+	}
+	if _, ok := ownConfig(&admissionregistrationv1.MutatingWebhookConfiguration{}, rules); ok {
+		t.Error("built a configuration without a workload webhook to mirror")
 	}
 }

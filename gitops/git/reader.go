@@ -44,6 +44,19 @@ type Reader interface {
 	// Verify checks the signature of a commit against keys and returns
 	// who signed it.
 	Verify(ctx context.Context, sha string, keys *Keyring) (Signer, error)
+	// Touches reports whether the commit sha changed anything at or under
+	// one of paths (directories or files of the repository, as CleanPath
+	// reads them; none means the whole tree) against its first parent. A
+	// root commit touches every path it has.
+	Touches(ctx context.Context, sha string, paths []string) (bool, error)
+	// Introduced finds the commit of the branch's history that brought
+	// needle into the files at or under dir: from the head back, the
+	// commit whose files hold needle while its parents' do not, following
+	// the parent that holds it through merges (so a value added on a pull
+	// request's branch is found in the commit that added it, with Via the
+	// merge that brought it). It returns an error wrapping
+	// ErrCommitNotFound when the head does not hold needle.
+	Introduced(ctx context.Context, dir, needle string) (Arrival, error)
 }
 
 // DefaultDepth is how many commits the first fetch brings when

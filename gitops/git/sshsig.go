@@ -2,25 +2,21 @@ package git
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/hiddeco/sshsig"
 	"golang.org/x/crypto/ssh"
 )
 
 // SSH signatures (OpenSSH's PROTOCOL.sshsig), which git writes with
-// gpg.format=ssh. go-git reads them but verifies only OpenPGP, so sluice
-// checks them itself, as ssh-keygen -Y verify does.
+// gpg.format=ssh. go-git reads them but verifies only OpenPGP; sluice
+// verifies them with github.com/hiddeco/sshsig. That package reads no
+// allowed signers file, so parseAllowedSigners below is sluice's own.
 const (
 	sshSigArmorStart = "-----BEGIN SSH SIGNATURE-----"
-	sshSigArmorEnd   = "-----END SSH SIGNATURE-----"
-	sshSigMagic      = "SSHSIG"
-	sshSigVersion    = 1
 	// sshSigNamespace is the namespace git signs commits in.
 	sshSigNamespace = "git"
 )
@@ -89,37 +85,17 @@ func cutPrincipals(line string) (principals, rest string, err error) {
 	return principals, strings.TrimSpace(rest), nil
 }
 
-// sshSignature is the content of an SSH signature after the magic bytes.
-type sshSignature struct {
-	Version       uint32
-	PublicKey     []byte
-	Namespace     string
-	Reserved      string
-	HashAlgorithm string
-	Signature     []byte
-}
-
-// sshSignedData is what an SSH signature signs, after the magic bytes.
-type sshSignedData struct {
-	Namespace     string
-	Reserved      string
-	HashAlgorithm string
-	Hash          []byte
-}
-
-// verifySSH checks an armored SSH signature of payload.
+// verifySSH checks an armored SSH signature of payload with hiddeco/sshsig, as ssh-keygen -Y
+// verify does: the key must be an allowed signer for the namespace git, the signature of the
+// namespace git, its hash SHA-256 or SHA-512, and an RSA signature not SHA-1.
 func (k *Keyring) verifySSH(armored string, payload []byte) (Signer, error) {
-	sig, err := decodeSSHSignature(armored)
+	sig, err := sshsig.Unarmor([]byte(armored))
 	if err != nil {
-		return Signer{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
+		return Signer{}, fmt.Errorf("%w: SSH signature: %w", ErrBadSignature, err)
 	}
-	pub, err := ssh.ParsePublicKey(sig.PublicKey)
-	if err != nil {
-		return Signer{}, fmt.Errorf("%w: SSH signature key: %w", ErrBadSignature, err)
-	}
-	signer := Signer{Format: FormatSSH, Fingerprint: sshFingerprint(pub)}
+	signer := Signer{Format: FormatSSH, Fingerprint: sshFingerprint(sig.PublicKey)}
 	for _, a := range k.sshSigners {
-		if bytes.Equal(a.key.Marshal(), pub.Marshal()) &&
+		if bytes.Equal(a.key.Marshal(), sig.PublicKey.Marshal()) &&
 			(len(a.namespaces) == 0 || slices.Contains(a.namespaces, sshSigNamespace)) {
 			signer.Identities = append(signer.Identities, a.principals...)
 		}
@@ -127,64 +103,14 @@ func (k *Keyring) verifySSH(armored string, payload []byte) (Signer, error) {
 	if len(signer.Identities) == 0 {
 		return Signer{}, fmt.Errorf("%w: SSH key %s", ErrUnknownKey, signer.Fingerprint)
 	}
-	if sig.Namespace != sshSigNamespace {
+	switch err := sshsig.Verify(bytes.NewReader(payload), sig, sig.PublicKey, sig.HashAlgorithm, sshSigNamespace); {
+	case err == nil:
+		return signer, nil
+	case errors.Is(err, sshsig.ErrNamespaceMismatch):
 		return Signer{}, fmt.Errorf("%w: SSH signature namespace is %q, not %q", ErrBadSignature, sig.Namespace, sshSigNamespace)
-	}
-	var digest []byte
-	switch sig.HashAlgorithm {
-	case "sha256":
-		h := sha256.Sum256(payload)
-		digest = h[:]
-	case "sha512":
-		h := sha512.Sum512(payload)
-		digest = h[:]
-	default:
+	case errors.Is(err, sshsig.ErrUnsupportedHashAlgorithm), errors.Is(err, sshsig.ErrUnavailableHashAlgorithm):
 		return Signer{}, fmt.Errorf("%w: SSH signature hash %q is not supported", ErrBadSignature, sig.HashAlgorithm)
-	}
-	var s ssh.Signature
-	if err := ssh.Unmarshal(sig.Signature, &s); err != nil {
-		return Signer{}, fmt.Errorf("%w: SSH signature blob: %w", ErrBadSignature, err)
-	}
-	if s.Format == ssh.KeyAlgoRSA {
-		return Signer{}, fmt.Errorf("%w: SSH signature uses SHA-1 (ssh-rsa)", ErrBadSignature)
-	}
-	signed := append([]byte(sshSigMagic), ssh.Marshal(sshSignedData{
-		Namespace:     sig.Namespace,
-		Reserved:      sig.Reserved,
-		HashAlgorithm: sig.HashAlgorithm,
-		Hash:          digest,
-	})...)
-	if err := pub.Verify(signed, &s); err != nil {
+	default:
 		return Signer{}, fmt.Errorf("%w: %w", ErrBadSignature, err)
 	}
-	return signer, nil
-}
-
-// decodeSSHSignature reads an armored SSH signature.
-func decodeSSHSignature(armored string) (sshSignature, error) {
-	body := strings.TrimSpace(armored)
-	body, ok := strings.CutPrefix(body, sshSigArmorStart)
-	if !ok {
-		return sshSignature{}, errors.New("SSH signature: no armor header")
-	}
-	body, ok = strings.CutSuffix(strings.TrimSpace(body), sshSigArmorEnd)
-	if !ok {
-		return sshSignature{}, errors.New("SSH signature: no armor footer")
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(body), ""))
-	if err != nil {
-		return sshSignature{}, fmt.Errorf("SSH signature: %w", err)
-	}
-	rest, ok := bytes.CutPrefix(raw, []byte(sshSigMagic))
-	if !ok {
-		return sshSignature{}, errors.New("SSH signature: bad magic")
-	}
-	var sig sshSignature
-	if err := ssh.Unmarshal(rest, &sig); err != nil {
-		return sshSignature{}, fmt.Errorf("SSH signature: %w", err)
-	}
-	if sig.Version != sshSigVersion {
-		return sshSignature{}, fmt.Errorf("SSH signature: version %d is not supported", sig.Version)
-	}
-	return sig, nil
 }

@@ -47,6 +47,15 @@ func (d *deliveries) add(id string) bool {
 	return true
 }
 
+// forget drops id, so that it counts as new again (its delivery was not handed on).
+func (d *deliveries) forget(id string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if e, ok := d.byID[id]; ok {
+		d.drop(e)
+	}
+}
+
 // drop forgets one remembered id.
 func (d *deliveries) drop(e *list.Element) {
 	d.order.Remove(e)

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/google/go-github/v56/github"
+
+	"github.com/sluice-dev/sluice/gitops/commitid"
 )
 
 // Kind is a GitHub event name, the X-GitHub-Event header.
@@ -80,42 +84,6 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("field %s %s", e.Field, e.Problem)
 }
 
-// The payload shapes, reduced to what sluice reads.
-type (
-	payloadUser struct {
-		Login string `json:"login"`
-	}
-	payloadRepository struct {
-		FullName string `json:"full_name"`
-	}
-	payloadRef struct {
-		Ref string `json:"ref"`
-		SHA string `json:"sha"`
-	}
-	payloadPull struct {
-		Number         int        `json:"number"`
-		Head           payloadRef `json:"head"`
-		Base           payloadRef `json:"base"`
-		Merged         *bool      `json:"merged"`
-		MergeCommitSHA *string    `json:"merge_commit_sha"`
-	}
-	payloadLabel struct {
-		Name string `json:"name"`
-	}
-	// payload is the union of the handled events' fields.
-	payload struct {
-		Action      string             `json:"action"`
-		Number      int                `json:"number"`
-		Repository  *payloadRepository `json:"repository"`
-		Sender      *payloadUser       `json:"sender"`
-		PullRequest *payloadPull       `json:"pull_request"`
-		Label       *payloadLabel      `json:"label"`
-		Ref         string             `json:"ref"`
-		After       string             `json:"after"`
-		HookID      int64              `json:"hook_id"`
-	}
-)
-
 // handledKind tells whether the receiver decodes deliveries of an event.
 func handledKind(k Kind) bool {
 	return k == KindPullRequest || k == KindPush || k == KindPing
@@ -130,128 +98,140 @@ func handledAction(action string) bool {
 	return false
 }
 
-// repositoryOf reads only the repository's full name, to look up the secrets before the
-// signature is verified. Its errors are *FieldError.
-func repositoryOf(body []byte) (string, error) {
-	var p struct {
-		Repository *payloadRepository `json:"repository"`
-	}
-	if err := unmarshal(body, &p); err != nil {
-		return "", err
-	}
-	if p.Repository == nil {
-		return "", &FieldError{Field: "repository", Problem: "is missing"}
-	}
-	if err := checkFullName(p.Repository.FullName); err != nil {
-		return "", err
-	}
-	return p.Repository.FullName, nil
-}
-
-// decode reads an event of a handled kind from its JSON payload. Its errors are *FieldError.
-// A pull_request action that is not handled decodes without error; the caller ignores it.
+// decode reads an event of a handled kind from its JSON payload with go-github's
+// ParseWebHook, and checks the fields sluice relies on. Its errors are *FieldError. A
+// pull_request action that is not handled decodes without error; the caller ignores it.
 func decode(kind Kind, body []byte) (Event, error) {
-	var p payload
-	if err := unmarshal(body, &p); err != nil {
-		return Event{}, err
+	parsed, err := github.ParseWebHook(string(kind), body)
+	if err != nil {
+		return Event{}, jsonError(body, err)
 	}
-	if p.Repository == nil {
+	var (
+		repo   *string // nil when the payload names no repository
+		sender *github.User
+	)
+	switch ev := parsed.(type) {
+	case *github.PullRequestEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
+	case *github.PushEvent:
+		if ev.Repo != nil {
+			repo = github.String(ev.Repo.GetFullName())
+		}
+		sender = ev.Sender
+	case *github.PingEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
+	case nil: // the payload was JSON null
+	default:
+		return Event{}, fmt.Errorf("event %q is not handled", kind)
+	}
+	if repo == nil {
 		return Event{}, &FieldError{Field: "repository", Problem: "is missing"}
 	}
-	if err := checkFullName(p.Repository.FullName); err != nil {
+	if err := checkFullName(*repo); err != nil {
 		return Event{}, err
 	}
-	e := Event{Kind: kind, Repository: p.Repository.FullName}
-	if p.Sender != nil {
-		e.Sender = p.Sender.Login
+	e := Event{Kind: kind, Repository: *repo, Sender: sender.GetLogin()}
+	switch ev := parsed.(type) {
+	case *github.PullRequestEvent:
+		return decodePull(e, ev)
+	case *github.PushEvent:
+		return decodePush(e, ev)
+	case *github.PingEvent:
+		e.HookID = ev.GetHookID()
 	}
-	switch kind {
-	case KindPullRequest:
-		return decodePull(e, &p)
-	case KindPush:
-		return decodePush(e, &p)
-	case KindPing:
-		e.HookID = p.HookID
-		return e, nil
-	}
-	return Event{}, fmt.Errorf("event %q is not handled", kind)
+	return e, nil
 }
 
-func decodePull(e Event, p *payload) (Event, error) {
-	if p.Action == "" {
+// fullName is the full_name of a repository ("" when it has none), nil when there is no
+// repository.
+func fullName(r *github.Repository) *string {
+	if r == nil {
+		return nil
+	}
+	return github.String(r.GetFullName())
+}
+
+func decodePull(e Event, p *github.PullRequestEvent) (Event, error) {
+	if p.GetAction() == "" {
 		return Event{}, &FieldError{Field: "action", Problem: "is missing"}
 	}
-	e.Action = p.Action
-	if !handledAction(p.Action) {
+	e.Action = p.GetAction()
+	if !handledAction(e.Action) {
 		return e, nil
 	}
-	if p.Sender == nil || p.Sender.Login == "" {
+	if e.Sender == "" {
 		return Event{}, &FieldError{Field: "sender.login", Problem: "is missing"}
 	}
 	pr := p.PullRequest
 	if pr == nil {
 		return Event{}, &FieldError{Field: "pull_request", Problem: "is missing"}
 	}
-	e.Number = p.Number
+	e.Number = p.GetNumber()
 	if e.Number == 0 {
-		e.Number = pr.Number
+		e.Number = pr.GetNumber()
 	}
 	if e.Number <= 0 {
 		return Event{}, &FieldError{Field: "number", Problem: "is missing or not positive"}
 	}
-	if pr.Number != 0 && pr.Number != e.Number {
-		return Event{}, &FieldError{Field: "pull_request.number", Problem: fmt.Sprintf("is %d but number is %d", pr.Number, e.Number)}
+	if pr.GetNumber() != 0 && pr.GetNumber() != e.Number {
+		return Event{}, &FieldError{Field: "pull_request.number", Problem: fmt.Sprintf("is %d but number is %d", pr.GetNumber(), e.Number)}
 	}
-	if !isSHA(pr.Head.SHA) {
+	if !commitid.Valid(pr.GetHead().GetSHA()) {
 		return Event{}, &FieldError{Field: "pull_request.head.sha", Problem: "is missing or not a commit id"}
 	}
-	e.SHA, e.Ref = pr.Head.SHA, pr.Base.Ref
-	if p.Action == ActionLabeled || p.Action == ActionUnlabeled {
-		if p.Label == nil || p.Label.Name == "" {
+	e.SHA, e.Ref = pr.GetHead().GetSHA(), pr.GetBase().GetRef()
+	if e.Action == ActionLabeled || e.Action == ActionUnlabeled {
+		if p.GetLabel().GetName() == "" {
 			return Event{}, &FieldError{Field: "label.name", Problem: "is missing"}
 		}
-		e.Label = p.Label.Name
+		e.Label = p.GetLabel().GetName()
 	}
-	if p.Action == ActionClosed && pr.Merged != nil && *pr.Merged {
+	if e.Action == ActionClosed && pr.GetMerged() {
 		e.Merged = true
-		if pr.MergeCommitSHA != nil && *pr.MergeCommitSHA != "" {
-			if !isSHA(*pr.MergeCommitSHA) {
+		if merge := pr.GetMergeCommitSHA(); merge != "" {
+			if !commitid.Valid(merge) {
 				return Event{}, &FieldError{Field: "pull_request.merge_commit_sha", Problem: "is not a commit id"}
 			}
-			e.MergeCommitSHA = *pr.MergeCommitSHA
+			e.MergeCommitSHA = merge
 		}
 	}
 	return e, nil
 }
 
-func decodePush(e Event, p *payload) (Event, error) {
-	if !strings.HasPrefix(p.Ref, "refs/") {
+func decodePush(e Event, p *github.PushEvent) (Event, error) {
+	if !strings.HasPrefix(p.GetRef(), "refs/") {
 		return Event{}, &FieldError{Field: "ref", Problem: "is missing or not a full ref name"}
 	}
-	if !isSHA(p.After) {
+	if !commitid.Valid(p.GetAfter()) {
 		return Event{}, &FieldError{Field: "after", Problem: "is missing or not a commit id"}
 	}
-	if p.Sender == nil || p.Sender.Login == "" {
+	if e.Sender == "" {
 		return Event{}, &FieldError{Field: "sender.login", Problem: "is missing"}
 	}
-	e.Ref, e.SHA = p.Ref, p.After
+	e.Ref, e.SHA = p.GetRef(), p.GetAfter()
 	return e, nil
 }
 
-// unmarshal decodes a JSON object, reporting a syntax or type error as a *FieldError.
-func unmarshal(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return &FieldError{Field: typeErr.Field, Problem: "has the wrong type (" + typeErr.Value + ")"}
+// jsonError names what ParseWebHook could not decode: the field of a type error, or the
+// body. (ParseWebHook uses json.Unmarshal, which also refuses data after the object; that is
+// told apart here so the message says so.)
+func jsonError(body []byte, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return &FieldError{Field: typeErr.Field, Problem: "has the wrong type (" + typeErr.Value + ")"}
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		var first json.RawMessage
+		if dec.Decode(&first) == nil {
+			return &FieldError{Field: "(body)", Problem: "has data after the JSON object"}
 		}
+	}
+	if typeErr != nil || syntaxErr != nil {
 		return &FieldError{Field: "(body)", Problem: "is not a JSON object: " + err.Error()}
 	}
-	if dec.More() {
-		return &FieldError{Field: "(body)", Problem: "has data after the JSON object"}
-	}
-	return nil
+	return &FieldError{Field: "(body)", Problem: "cannot be decoded: " + err.Error()}
 }
 
 // checkFullName checks an "owner/name" repository name.
@@ -264,18 +244,4 @@ func checkFullName(name string) error {
 		return &FieldError{Field: "repository.full_name", Problem: fmt.Sprintf("is %q, not owner/name", name)}
 	}
 	return nil
-}
-
-// isSHA tells whether s is a full SHA-1 or SHA-256 commit id in lower-case hex.
-func isSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -68,12 +68,21 @@ type harness struct {
 	now     time.Time
 }
 
+// harnessSecrets are the secrets of the harness: acme/app's, acme/shared's (two, one shared
+// with acme/app) and acme/empty's (empty, never matching).
+var harnessSecrets = secretMap{"acme/app": {secret}, "acme/shared": {otherSecret, secret}, "acme/empty": {{}}}
+
 func newHarness(t *testing.T, maxBody int64) *harness {
+	t.Helper()
+	return newHarnessWith(t, maxBody, harnessSecrets)
+}
+
+func newHarnessWith(t *testing.T, maxBody int64, secrets SecretList) *harness {
 	t.Helper()
 	h := &harness{trigger: &triggered{}, metrics: &counted{}, now: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	handler, err := New(Options{
 		Trigger:      h.trigger,
-		Secrets:      secretMap{"acme/app": {secret}, "acme/shared": {otherSecret, secret}, "acme/empty": {{}}},
+		Secrets:      secrets,
 		Metrics:      h.metrics,
 		MaxBodyBytes: maxBody,
 		DeliveryTTL:  time.Hour,
@@ -119,9 +128,9 @@ func TestHandler_rejectsWithoutSideEffect(t *testing.T) {
 		{"unsigned unknown event", func() delivery { d := withBody(good); d.event = "issues"; d.signature = ""; return d }(), 401, "rejected/missing-signature", "missing"},
 		{"signed with another secret", signed("pull_request", "d-1", good, otherSecret), 401, "rejected/bad-signature", "does not match"},
 		{"signature of another body", func() delivery { d := withBody(good); d.body = strings.Replace(good, "carol", "mallory", 1); return d }(), 401, "rejected/bad-signature", "does not match"},
-		{"repository without a secret", signed("pull_request", "d-1", labeledJSON("evil/app"), secret), 401, "rejected/unknown-repository", `"evil/app"`},
+		{"repository without a secret, signed with another repository's", signed("pull_request", "d-1", labeledJSON("evil/app"), secret), 401, "rejected/unknown-repository", `"evil/app"`},
 		{"repository with an empty secret", signed("pull_request", "d-1", labeledJSON("acme/empty"), nil), 401, "rejected/bad-signature", "does not match"},
-		{"secret lookup fails", signed("pull_request", "d-1", labeledJSON("broken/store"), secret), 500, "rejected/secret-lookup-failed", "looking up the webhook secret failed"},
+		{"garbage with a bad signature is not parsed", signed("pull_request", "d-1", `{"action":`, []byte("forger")), 401, "rejected/bad-signature", "does not match"},
 		{"not JSON", withBody(`{"action":`), 400, "rejected/malformed", "(body) is not a JSON object"},
 		{"JSON array", withBody(`[1,2]`), 400, "rejected/malformed", "not a JSON object"},
 		{"two objects", withBody(good + `{}`), 400, "rejected/malformed", "data after the JSON object"},
@@ -157,6 +166,85 @@ func TestHandler_rejectsWithoutSideEffect(t *testing.T) {
 				t.Error("a rejected delivery id was remembered")
 			}
 		})
+	}
+}
+
+func TestHandler_secretStoreFailuresRejectWithoutSideEffect(t *testing.T) {
+	tests := []struct {
+		name        string
+		secrets     SecretList
+		wantStatus  int
+		wantOutcome string
+		wantMessage string
+	}{
+		{"no secret configured at all", secretMap{}, 401, "rejected/unknown-repository", "no webhook secret is configured"},
+		{"secret lookup fails", brokenSecrets{}, 500, "rejected/secret-lookup-failed", "looking up the webhook secret failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarnessWith(t, 0, tt.secrets)
+			status, body := h.send(signed("pull_request", "d-1", labeledJSON("acme/app"), secret))
+			if status != tt.wantStatus || !strings.Contains(body, tt.wantMessage) {
+				t.Errorf("answer = %d %q, want %d containing %q", status, body, tt.wantStatus, tt.wantMessage)
+			}
+			if got := h.trigger.all(); len(got) != 0 {
+				t.Errorf("a rejected delivery triggered %+v", got)
+			}
+			if got := h.metrics.all(); !reflect.DeepEqual(got, []string{tt.wantOutcome}) {
+				t.Errorf("counted %v, want [%s]", got, tt.wantOutcome)
+			}
+		})
+	}
+}
+
+// A secret rotated since the last read: the first signature matches none of the remembered
+// secrets, so the handler asks once for a fresh list, and the delivery is accepted. A forged
+// delivery asks for a fresh list too, and is refused.
+func TestHandler_rotatedSecret_refreshesOnceAndAccepts(t *testing.T) {
+	store := &rotatingSecrets{stale: secretMap{"acme/app": {otherSecret}}, fresh: secretMap{"acme/app": {secret}}}
+	h := newHarnessWith(t, 0, store)
+	if status, body := h.send(signed("pull_request", "d-1", labeledJSON("acme/app"), secret)); status != http.StatusOK {
+		t.Fatalf("answer = %d %q, want 200", status, body)
+	}
+	if store.reads != 2 || store.refreshs != 1 {
+		t.Errorf("%d lookups with %d refreshes, want 2 with 1", store.reads, store.refreshs)
+	}
+	// A delivery that matches the remembered secrets asks for nothing fresh.
+	if status, _ := h.send(signed("pull_request", "d-2", labeledJSON("acme/app"), secret)); status != http.StatusOK {
+		t.Fatalf("second delivery answered %d, want 200", status)
+	}
+	if store.reads != 3 || store.refreshs != 1 {
+		t.Errorf("%d lookups with %d refreshes, want 3 with 1", store.reads, store.refreshs)
+	}
+	if status, _ := h.send(signed("pull_request", "d-3", labeledJSON("acme/app"), []byte("forger"))); status != http.StatusUnauthorized {
+		t.Fatalf("forged delivery answered %d, want 401", status)
+	}
+	if got := len(h.trigger.all()); got != 2 {
+		t.Errorf("triggered %d times, want 2", got)
+	}
+}
+
+// A FallibleTrigger that cannot hand a delivery on: the delivery is answered 503 and its id
+// forgotten, so that GitHub's redelivery is accepted rather than ignored as a duplicate.
+func TestHandler_triggerFails_answers503AndRedeliveryCounts(t *testing.T) {
+	trigger := &failingTrigger{fail: 1}
+	handler, err := New(Options{Trigger: trigger, Secrets: harnessSecrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func() (int, string) {
+		rec := httptest.NewRecorder()
+		handler.ServeHTTP(rec, signed("pull_request", "d-1", labeledJSON("acme/app"), secret).request())
+		return rec.Code, rec.Body.String()
+	}
+	if status, body := send(); status != http.StatusServiceUnavailable || !strings.Contains(body, "redeliver") {
+		t.Fatalf("answer = %d %q, want 503 saying to redeliver", status, body)
+	}
+	if status, body := send(); status != http.StatusOK || body != "accepted\n" {
+		t.Fatalf("redelivery answered %d %q, want 200 accepted", status, body)
+	}
+	if got := trigger.all(); len(got) != 1 || got[0].Delivery != "d-1" {
+		t.Errorf("triggered %+v, want d-1 once", got)
 	}
 }
 

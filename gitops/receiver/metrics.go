@@ -35,6 +35,8 @@ const (
 	ReasonMalformed = "malformed"
 	// ReasonSecretLookupFailed is a failed secret lookup.
 	ReasonSecretLookupFailed = "secret-lookup-failed"
+	// ReasonTriggerFailed is an authentic delivery a FallibleTrigger could not hand on.
+	ReasonTriggerFailed = "trigger-failed"
 )
 
 // noMetrics counts nothing.

@@ -65,12 +65,15 @@ func (e *UnauthorizedError) Error() string {
 // ConflictError is returned by ProposeRevert when the commit cannot be reverted on the base
 // branch without a content merge (later commits changed the same paths).
 type ConflictError struct {
-	// Paths are the conflicting paths.
+	// Paths are the conflicting paths; empty when the host does not name them (GitLab).
 	Paths []string
 }
 
 // Error implements error.
 func (e *ConflictError) Error() string {
+	if len(e.Paths) == 0 {
+		return "revert conflicts with later changes on the base"
+	}
 	return fmt.Sprintf("revert conflicts on %d path(s): %v", len(e.Paths), e.Paths)
 }
 

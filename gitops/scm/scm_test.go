@@ -129,3 +129,12 @@ func TestErrors_classify(t *testing.T) {
 		t.Error("IsUnauthorized misclassifies")
 	}
 }
+
+func TestConflictError_saysWhenTheHostNamesNoPaths(t *testing.T) {
+	if got := (&ConflictError{}).Error(); got != "revert conflicts with later changes on the base" {
+		t.Fatalf("no paths: %q", got)
+	}
+	if got := (&ConflictError{Paths: []string{"a", "b"}}).Error(); got != "revert conflicts on 2 path(s): [a b]" {
+		t.Fatalf("two paths: %q", got)
+	}
+}

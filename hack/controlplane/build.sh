@@ -63,10 +63,14 @@ build kubernetes kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$k8s_ldfla
 
 # kwok's stage definitions (how fake nodes and pods change state) ship in its
 # module; copy them beside the binary so the cluster package needs no module
-# cache at run time.
-if [[ ! -f "$out/kwok-stages.yaml" ]]; then
+# cache at run time. pod/chaos fails the container of a pod labelled
+# pod-container-running-failed.stage.kwok.x-k8s.io=true (exit code 1, or the
+# pod's .../exit-code annotation) instead of completing it: the analysis
+# tests make a Job fail that way. A file written before pod/chaos was added
+# is written again.
+if [[ ! -f "$out/kwok-stages.yaml" ]] || ! grep -q 'name: pod-container-running-failed$' "$out/kwok-stages.yaml"; then
 	kwok_dir="$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
-	for stage in node/fast node/heartbeat-with-lease pod/fast; do
+	for stage in node/fast node/heartbeat-with-lease pod/fast pod/chaos; do
 		for f in "$kwok_dir/kustomize/stage/$stage/"*.yaml; do
 			[[ "$(basename "$f")" == kustomization.yaml ]] && continue
 			echo "---"

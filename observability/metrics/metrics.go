@@ -15,19 +15,27 @@
 //     source, rollbacks) from that transition, emits Kubernetes events for
 //     the transitions the step machine does not event, logs each move of a
 //     release, and deletes the Rollout's series when it is deleted.
+//
 //   - SCM clients (gitops/scm/...) take an SCMObserver and call
 //     Request(op, status) once per API request, with the operation
 //     (method and route, "POST /repos/statuses/{sha}", ...) and the outcome (the
 //     HTTP status code as text, or "error" when no response came), and
 //     RateLimit(remaining) with the remaining request budget the SCM
 //     reported.
+//
 //   - The GitOps webhook receiver takes a DeliveryObserver and calls
 //     Delivery(accepted, reason) once per delivery: accepted true with a
 //     reason such as "push" or "pull_request", or false with why it was
 //     rejected ("bad-signature", "unknown-event", "too-large", ...).
 //
-// *Metrics implements SCMObserver and DeliveryObserver; a nil *Metrics, or
-// a nil *RolloutObserver, records nothing.
+//   - The workload admission webhook takes an AdmissionObserver and calls
+//     InternalError(webhook, outcome) once per request it could not judge
+//     (a cache read that failed, an annotation it could not read), with
+//     the outcome its failure policy chose: "allowed" (Ignore) or "denied"
+//     (Fail).
+//
+// *Metrics implements SCMObserver, DeliveryObserver and AdmissionObserver;
+// a nil *Metrics, or a nil *RolloutObserver, records nothing.
 package metrics
 
 import (
@@ -52,9 +60,19 @@ type DeliveryObserver interface {
 	Delivery(accepted bool, reason string)
 }
 
+// AdmissionObserver records the requests an admission webhook could not
+// judge.
+type AdmissionObserver interface {
+	// InternalError counts one request webhook could not judge, and
+	// whether its failure policy let it through ("allowed") or refused it
+	// ("denied").
+	InternalError(webhook, outcome string)
+}
+
 var (
-	_ SCMObserver      = (*Metrics)(nil)
-	_ DeliveryObserver = (*Metrics)(nil)
+	_ SCMObserver       = (*Metrics)(nil)
+	_ DeliveryObserver  = (*Metrics)(nil)
+	_ AdmissionObserver = (*Metrics)(nil)
 )
 
 // The label names.
@@ -70,6 +88,8 @@ const (
 	labelStatus    = "status"
 	labelResult    = "result"
 	labelReason    = "reason"
+	labelWebhook   = "webhook"
+	labelOutcome   = "outcome"
 )
 
 // Metrics holds sluice's collectors.
@@ -84,6 +104,7 @@ type Metrics struct {
 	scmRequests      *prometheus.CounterVec
 	scmRateLimit     prometheus.Gauge
 	webhookDelivered *prometheus.CounterVec
+	admissionErrors  *prometheus.CounterVec
 }
 
 // New builds the collectors and registers them on reg. A collector that reg
@@ -133,6 +154,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "sluice_webhook_deliveries_total",
 			Help: "SCM webhook deliveries received, accepted or rejected, by event or rejection reason.",
 		}, []string{labelResult, labelReason}),
+		admissionErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_admission_internal_errors_total",
+			Help: "Requests an admission webhook could not judge (an internal error), by webhook and by what its failure policy did: allowed (Ignore) or denied (Fail).",
+		}, []string{labelWebhook, labelOutcome}),
 	}
 	var errs []error
 	m.rolloutInfo = register(reg, m.rolloutInfo, &errs)
@@ -145,6 +170,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.scmRequests = register(reg, m.scmRequests, &errs)
 	m.scmRateLimit = register(reg, m.scmRateLimit, &errs)
 	m.webhookDelivered = register(reg, m.webhookDelivered, &errs)
+	m.admissionErrors = register(reg, m.admissionErrors, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -194,4 +220,12 @@ func (m *Metrics) Delivery(accepted bool, reason string) {
 		result = "accepted"
 	}
 	m.webhookDelivered.WithLabelValues(result, reason).Inc()
+}
+
+// InternalError counts one admission request a webhook could not judge.
+func (m *Metrics) InternalError(webhook, outcome string) {
+	if m == nil {
+		return
+	}
+	m.admissionErrors.WithLabelValues(webhook, outcome).Inc()
 }

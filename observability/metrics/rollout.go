@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/canary"
@@ -60,7 +60,7 @@ func (o *RolloutObserver) Observe(ctx context.Context, before, after *rolloutsv1
 		return
 	}
 	m, ns, name := o.metrics, after.Namespace, after.Name
-	old, cur := viewOf(&before.Status), viewOf(&after.Status)
+	old, cur := viewOf(before), viewOf(after)
 	steps := len(after.Spec.Strategy.Steps())
 
 	o.setInfo(key, info{phase: string(cur.phase), state: string(cur.state), kind: after.Spec.WorkloadRef.Kind})
@@ -77,7 +77,7 @@ func (o *RolloutObserver) Observe(ctx context.Context, before, after *rolloutsv1
 	}
 	o.timeStep(key, old, cur)
 	if old.phase != cur.phase || old.step != cur.step || old.state != cur.state || old.revision != cur.revision {
-		log.FromContext(ctx).Info("Release moved", "phase", cur.phase, "step", cur.step, "steps", steps,
+		ctrl.LoggerFrom(ctx).Info("Release moved", "phase", cur.phase, "step", cur.step, "steps", steps,
 			"state", cur.state, "revision", cur.revision, "fromPhase", old.phase, "fromStep", old.step, "fromState", old.state)
 	}
 

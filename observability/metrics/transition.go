@@ -8,6 +8,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/canary"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // view is the part of a Rollout's status the observer compares.
@@ -21,18 +22,14 @@ type view struct {
 	stalled     bool
 }
 
-// viewOf reads a status, canary or blue-green.
-func viewOf(st *rolloutsv1beta1.RolloutStatus) view {
+// viewOf reads ro's release (release/progress) and the conditions the
+// observer compares.
+func viewOf(ro *rolloutsv1beta1.Rollout) view {
+	st := &ro.Status
 	v := view{phase: st.Phase}
-	var common *rolloutsv1beta1.CommonStatus
-	switch {
-	case st.CanaryStatus != nil:
-		common, v.revision = &st.CanaryStatus.CommonStatus, st.CanaryStatus.CanaryRevision
-	case st.BlueGreenStatus != nil:
-		common, v.revision = &st.BlueGreenStatus.CommonStatus, st.BlueGreenStatus.UpdatedRevision
-	}
-	if common != nil {
-		v.step, v.state, v.stable = common.CurrentStepIndex, common.CurrentStepState, common.StableRevision
+	if p, ok := progress.Of(ro); ok {
+		v.revision = p.Revision
+		v.step, v.state, v.stable = p.Common.CurrentStepIndex, p.Common.CurrentStepState, p.Common.StableRevision
 	}
 	for _, c := range st.Conditions {
 		switch c.Type {
@@ -87,13 +84,18 @@ func batchesReleased(old, cur view) int32 {
 const (
 	rollbackImmediate = "immediate"
 	rollbackInBatch   = "in-batch"
+	rollbackAbort     = "abort"
 )
 
 // rollbackStarted names the kind of rollback that began between old and
 // new, or is empty.
 func rollbackStarted(old, cur view) string {
 	switch {
-	case cur.progressing == rolloutsv1beta1.ProgressingReasonCancelling && old.progressing != rolloutsv1beta1.ProgressingReasonCancelling:
+	case cur.phase == rolloutsv1beta1.RolloutPhaseAborted && old.phase != rolloutsv1beta1.RolloutPhaseAborted:
+		return rollbackAbort
+	case cur.progressing == rolloutsv1beta1.ProgressingReasonCancelling && old.progressing != rolloutsv1beta1.ProgressingReasonCancelling &&
+		old.phase != rolloutsv1beta1.RolloutPhaseAborted:
+		// (The revert completing an abort is the same rollback.)
 		return rollbackImmediate
 	case old.releasing() && cur.phase == rolloutsv1beta1.RolloutPhaseProgressing &&
 		cur.revision != old.revision && cur.revision != "" && cur.revision == cur.stable:
@@ -114,6 +116,8 @@ func approvalSource(via string) string {
 		return "annotation"
 	case "label", "github-label":
 		return "github-label"
+	case "gitea-label", "gitlab-label":
+		return via
 	case "commit", "trailer", "git-trailer":
 		return "git-trailer"
 	case "plugin":

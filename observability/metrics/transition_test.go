@@ -75,6 +75,10 @@ func TestRollbackStarted(t *testing.T) {
 			view{phase: progressing, step: 1, state: upgrade, revision: "c", stable: "b", progressing: inRolling}, ""},
 		{"step moves on", view{phase: progressing, step: 1, state: paused, revision: "b", stable: "a", progressing: inRolling},
 			view{phase: progressing, step: 2, state: upgrade, revision: "b", stable: "a", progressing: inRolling}, ""},
+		{"aborted", view{phase: progressing, step: 2, state: paused, revision: "b", stable: "a", progressing: inRolling},
+			view{phase: rolloutsv1beta1.RolloutPhaseAborted, step: 2, state: paused, revision: "b", stable: "a", progressing: "Aborting"}, rollbackAbort},
+		{"the revert completing an abort is the same rollback", view{phase: rolloutsv1beta1.RolloutPhaseAborted, step: 2, revision: "b", stable: "a", progressing: "Aborted"},
+			view{phase: progressing, step: 2, revision: "b", stable: "a", progressing: cancelling}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -16,6 +17,8 @@ func TestParse(t *testing.T) {
 		{name: "key value", value: "step=3,revision=abc", want: Approval{Step: 3, Revision: "abc"}},
 		{name: "spaces", value: " step = 3 , revision = abc ", want: Approval{Step: 3, Revision: "abc"}},
 		{name: "json", value: `{"revision":"r1","step":1,"by":"alice","via":"annotation"}`, want: Approval{Revision: "r1", Step: 1, By: "alice", Via: "annotation"}},
+		{name: "commit sha", value: "step=2,revision=7778b69", want: Approval{Step: 2, Revision: "7778b69"}},
+		{name: "every step of a commit", value: "step=all,revision=7778b69855", want: Approval{Step: AllSteps, Revision: "7778b69855"}},
 		{name: "empty", value: "", wantErr: true},
 		{name: "zero step", value: "0", wantErr: true},
 		{name: "negative step", value: "step=-1", wantErr: true},
@@ -66,7 +69,7 @@ func TestAppend_keepsNewestAndSurvivesDamage(t *testing.T) {
 	var err error
 	at := time.Unix(0, 0).UTC()
 	for i := range maxRecords + 5 {
-		raw, err = Append(raw, Approval{Revision: "r", Step: int32(i + 1), At: &at})
+		raw, err = Append(raw, Approval{Revision: "r", Step: int32(i + 1), At: &at}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +80,53 @@ func TestAppend_keepsNewestAndSurvivesDamage(t *testing.T) {
 	}
 	if len(records) != maxRecords || records[len(records)-1].Step != maxRecords+5 {
 		t.Fatalf("got %d records ending at step %d", len(records), records[len(records)-1].Step)
+	}
+}
+
+// The same approval applied again (after a restart between recording it
+// and the status that moves the step on) is recorded once; another step,
+// another revision, a retry in between or a record from before the step
+// entered its state (an earlier release of the same revision) is a record
+// of its own.
+func TestAppend_sameApprovalAgain_recordedOnce(t *testing.T) {
+	at := time.Unix(0, 0).UTC()
+	later := at.Add(time.Minute)
+	tests := []struct {
+		name  string
+		since time.Time // when the step entered its state; the zero time when unset
+		apply []Approval
+		want  []int32
+	}{
+		{name: "again", apply: []Approval{{Revision: "r", Step: 1, At: &at}, {Revision: "r", Step: 1, At: &later, Via: "status"}}, want: []int32{1}},
+		{name: "next step", apply: []Approval{{Revision: "r", Step: 1, At: &at}, {Revision: "r", Step: 2, At: &at}}, want: []int32{1, 2}},
+		{name: "another revision", apply: []Approval{{Revision: "r", Step: 1, At: &at}, {Revision: "s", Step: 1, At: &at}}, want: []int32{1, 1}},
+		{name: "after a retry", apply: []Approval{{Revision: "r", Step: 1, At: &at}, {Action: ActionRetry, Revision: "r", At: &at}, {Revision: "r", Step: 1, At: &at}}, want: []int32{1, 0, 1}},
+		{name: "an earlier release of the revision", since: later, apply: []Approval{{Revision: "r", Step: 1, At: &at}, {Revision: "r", Step: 1, At: &later}}, want: []int32{1, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := ""
+			for _, a := range tt.apply {
+				var err error
+				if raw, err = Append(raw, a, tt.since); err != nil {
+					t.Fatal(err)
+				}
+			}
+			records, err := Records(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int32
+			for _, r := range records {
+				got = append(got, r.Step)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("recorded steps %v, want %v", got, tt.want)
+			}
+			if tt.name == "again" && !records[0].At.Equal(at) {
+				t.Fatalf("the first record was replaced: %+v", records[0])
+			}
+		})
 	}
 }
 
@@ -122,5 +172,16 @@ func TestResolve(t *testing.T) {
 				t.Fatalf("Resolve() = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestCommitRevision(t *testing.T) {
+	for rev, want := range map[string]bool{
+		"7778b69": true, "7778B69855AB": true, "0123456789abcdef0123456789abcdef01234567": true,
+		"777c65c": true, "abc": false, "7778b6": false, "checkout-5d8f7c9b4": false, "": false, "zzzzzzz": false,
+	} {
+		if got := CommitRevision(rev); got != want {
+			t.Errorf("CommitRevision(%q) = %v, want %v", rev, got, want)
+		}
 	}
 }

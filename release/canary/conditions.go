@@ -76,8 +76,8 @@ func (m *machine) clearProgressing(reason string) {
 // mirror copies the current step into the top-level status fields that the
 // printer columns show.
 func (m *machine) mirror() {
-	if cs := m.st.CanaryStatus; cs != nil {
-		m.st.CurrentStepIndex, m.st.CurrentStepState = cs.CurrentStepIndex, cs.CurrentStepState
+	if cs := m.rel; cs != nil {
+		m.st.CurrentStepIndex, m.st.CurrentStepState = cs.Common.CurrentStepIndex, cs.Common.CurrentStepState
 		return
 	}
 	m.st.CurrentStepIndex, m.st.CurrentStepState = 0, ""
@@ -92,6 +92,9 @@ func statusEqualIgnoringTimes(a, b *rolloutsv1beta1.RolloutStatus) bool {
 		}
 		if s.CanaryStatus != nil {
 			s.CanaryStatus.LastUpdateTime = nil
+		}
+		if s.BlueGreenStatus != nil {
+			s.BlueGreenStatus.LastUpdateTime = nil
 		}
 		return s
 	}

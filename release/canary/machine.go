@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/progress"
 )
 
 // maxPasses bounds how many state changes one call may chain, so that a
@@ -15,9 +16,17 @@ import (
 const maxPasses = 16
 
 // Next computes the Rollout's next status and the actions that lead there.
-// ro is not modified.
+// It takes the release from ro's status through release/progress, whichever
+// status field holds it, and returns it where ro's strategy keeps it
+// (progress.Put). ro is not modified.
 func Next(ro *rolloutsv1beta1.Rollout, obs Observation) (rolloutsv1beta1.RolloutStatus, Actions) {
 	m := &machine{ro: ro, obs: obs, st: *ro.Status.DeepCopy()}
+	if p, ok := progress.Of(ro); ok {
+		prev := p
+		m.prev, m.rel = &prev, &p
+		m.rel.Common = *p.Common.DeepCopy()
+	}
+	m.st.CanaryStatus, m.st.BlueGreenStatus = nil, nil
 	m.st.ObservedGeneration = ro.Generation
 	m.supported()
 	switch {
@@ -31,16 +40,16 @@ func Next(ro *rolloutsv1beta1.Rollout, obs Observation) (rolloutsv1beta1.Rollout
 		m.workloadGone()
 	default:
 		for range maxPasses {
-			before := m.st.DeepCopy()
+			before := m.status()
 			m.progress()
-			if statusEqualIgnoringTimes(before, &m.st) {
+			if after := m.status(); statusEqualIgnoringTimes(&before, &after) {
 				break
 			}
 		}
 	}
 	m.mirror()
 	m.act.Events = dedupe(m.act.Events)
-	return m.st, m.act
+	return m.status(), m.act
 }
 
 // dedupe drops repeated events, which chained passes may produce.
@@ -60,8 +69,18 @@ func dedupe(events []Event) []Event {
 type machine struct {
 	ro  *rolloutsv1beta1.Rollout
 	obs Observation
-	st  rolloutsv1beta1.RolloutStatus
-	act Actions
+	// st is the status but for the release, which rel holds (nil: none);
+	// prev is the release as ro's status holds it.
+	st        rolloutsv1beta1.RolloutStatus
+	rel, prev *progress.Progress
+	act       Actions
+}
+
+// status is the Rollout's status with the release written back into it.
+func (m *machine) status() rolloutsv1beta1.RolloutStatus {
+	st := *m.st.DeepCopy()
+	progress.Put(m.ro, &st, m.rel)
+	return st
 }
 
 func (m *machine) now() metav1.Time { return metav1.NewTime(m.obs.Now) }
@@ -78,10 +97,20 @@ func (m *machine) supported() {
 			"Not released by sluice: "+strings.Join(m.obs.Blocking, "; "))
 	case len(m.obs.Ignored) > 0:
 		m.setCondition(rolloutsv1beta1.RolloutConditionSupported, corev1.ConditionFalse, "PartlySupported",
-			"Stored but without effect in this version: "+strings.Join(m.obs.Ignored, "; "))
+			"Stored but without effect: "+strings.Join(m.obs.Ignored, "; "))
 	default:
 		m.setCondition(rolloutsv1beta1.RolloutConditionSupported, corev1.ConditionTrue, "Supported", "")
 	}
+}
+
+// blocked says why a release cannot start or go on (what the Rollout asks
+// for that sluice cannot do, or what it waits for); empty when nothing
+// holds it.
+func (m *machine) blocked() string {
+	if len(m.obs.Blocking) > 0 {
+		return strings.Join(m.obs.Blocking, "; ")
+	}
+	return m.obs.Waiting
 }
 
 // ownsWorkload reports whether the workload is held for this Rollout.
@@ -92,6 +121,7 @@ func (m *machine) ownsWorkload() bool {
 // terminate restores the workload of a Rollout being deleted.
 func (m *machine) terminate() {
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseTerminating
+	m.st.Aborted = nil
 	m.setCondition(rolloutsv1beta1.RolloutConditionTerminating, corev1.ConditionTrue, rolloutsv1beta1.TerminatingReasonInTerminating, "Restoring the workload")
 	if m.engaged() && !m.finishTraffic(cancelStages()) {
 		return
@@ -125,8 +155,9 @@ func (m *machine) disable(why string) {
 		}
 		m.st.Phase = rolloutsv1beta1.RolloutPhaseDisabled
 		m.st.Message = why
-		if m.st.CanaryStatus != nil && m.st.CanaryStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
-			m.st.CanaryStatus = nil
+		m.st.Aborted = nil
+		if m.rel != nil && m.rel.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
+			m.rel = nil
 		}
 		m.clearProgressing("Disabled")
 		return
@@ -169,7 +200,8 @@ func (m *machine) workloadGone() {
 	}
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseInitial
 	m.st.Message = "Workload Not Found"
-	m.st.CanaryStatus = nil
+	m.rel = nil
+	m.st.Aborted = nil
 	m.clearProgressing("WorkloadNotFound")
 }
 
@@ -178,6 +210,8 @@ func (m *machine) progress() {
 	switch m.st.Phase {
 	case rolloutsv1beta1.RolloutPhaseProgressing:
 		m.progressing()
+	case rolloutsv1beta1.RolloutPhaseAborted:
+		m.aborted()
 	default:
 		m.idle()
 	}
@@ -187,26 +221,27 @@ func (m *machine) progress() {
 // marked the workload for this Rollout.
 func (m *machine) idle() {
 	w := m.obs.Workload
-	if len(m.obs.Blocking) == 0 && m.ownsWorkload() && !w.UpToDate && m.obs.Waiting != "" {
-		// Held by the webhook, and kept held: starting without what the
-		// Rollout names would release the revision without its traffic
-		// steps.
-		m.st.Message = fmt.Sprintf("Holding revision %s until the release can start: %s", w.UpdateRevision, m.obs.Waiting)
+	if why := m.blocked(); why != "" && m.ownsWorkload() && !w.UpToDate {
+		// Held by the webhook, and kept held: releasing without what the
+		// Rollout asks for (its traffic steps, its batches) would be a
+		// silent downgrade.
+		m.st.Message = fmt.Sprintf("Holding revision %s until the release can start: %s", w.UpdateRevision, why)
 		return
 	}
-	if len(m.obs.Blocking) == 0 && m.ownsWorkload() && !w.UpToDate {
+	if m.ownsWorkload() && !w.UpToDate {
 		m.st.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Release of revision "+w.UpdateRevision+" detected")
 		return
 	}
-	if m.ownsWorkload() && (w.UpToDate || len(m.obs.Blocking) > 0) {
-		// Marked, but nothing to release (or nothing sluice can release):
-		// hand it straight back.
+	if m.ownsWorkload() && w.UpToDate {
+		// Marked, but nothing to release: hand it straight back.
 		m.releaseWorkload(rolloutsv1beta1.ImmediateFinalizingPolicy)
 	}
 	if m.obs.BatchRelease != nil && m.st.Phase != rolloutsv1beta1.RolloutPhaseProgressing {
 		m.act.BatchRelease = DeleteBatchRelease
 	}
+	m.refuseAbort("no release is in progress")
+	m.refuseRetry()
 	if m.st.Phase != rolloutsv1beta1.RolloutPhaseHealthy {
 		m.st.Message = "Rollout is healthy"
 	}
@@ -214,15 +249,15 @@ func (m *machine) idle() {
 	if len(m.obs.Blocking) > 0 {
 		m.st.Message = "Rollout is not active: " + strings.Join(m.obs.Blocking, "; ")
 	}
-	cs := m.st.CanaryStatus
-	stale := cs != nil && cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && cs.CanaryRevision != w.UpdateRevision
+	cs := m.rel
+	stale := cs != nil && cs.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && cs.Revision != w.UpdateRevision
 	if (cs == nil || stale) && w.UpToDate {
 		// Like OpenKruise, describe an up-to-date workload as a completed
 		// release, so "observedRolloutID matches and Completed" holds from
 		// the first deploy on.
 		steps := int32(len(m.steps())) //nolint:gosec // at most 50 steps
-		m.st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{
-			CommonStatus: rolloutsv1beta1.CommonStatus{
+		m.rel = &progress.Progress{
+			Common: rolloutsv1beta1.CommonStatus{
 				ObservedWorkloadGeneration: w.Generation,
 				ObservedRolloutID:          rolloutIDOf(w),
 				RolloutHash:                Hash(m.ro),
@@ -233,9 +268,9 @@ func (m *machine) idle() {
 				CurrentStepState:           rolloutsv1beta1.CanaryStepStateCompleted,
 				LastUpdateTime:             ptrTime(m.now()),
 			},
-			CanaryRevision:      w.UpdateRevision,
-			CanaryReplicas:      w.UpdatedReplicas,
-			CanaryReadyReplicas: w.UpdatedReadyReplicas,
+			Revision:     w.UpdateRevision,
+			Updated:      w.UpdatedReplicas,
+			UpdatedReady: w.UpdatedReadyReplicas,
 		}
 	}
 }

@@ -164,6 +164,26 @@ func TestNext_rollbackMidStep_cancelsAtOnce(t *testing.T) {
 	}
 }
 
+// A workload read while its stable-revision mark is not there (the
+// adapter then cannot say InRollback) whose template is back on the
+// release's stable revision is still a rollback: never a release of the
+// stable revision "restarted" at step 1.
+func TestNext_templateBackOnStableWithoutTheWorkloadsMark_rollsBack(t *testing.T) {
+	ro := rollout(step("1", nil), step("100%", nil))
+	apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
+	apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+	back := &workload.Status{Replicas: 10, UpdatedReplicas: 9, UpdatedReadyReplicas: 9, UpdateRevision: "v1", PodTemplateHash: "v1", InProgressRollout: "web"}
+	act := apply(ro, Observation{Now: t0, Workload: back, BatchRelease: readyBatch(0)})
+	if act.BatchRelease != EnsureBatchRelease || act.Partition != nil || act.Policy != rolloutsv1beta1.ImmediateFinalizingPolicy {
+		t.Fatalf("actions %+v, want the rollback's (status %+v)", act, ro.Status.CanaryStatus)
+	}
+	for _, e := range act.Events {
+		if e.Reason == "Restarted" {
+			t.Fatalf("event %+v: the stable revision was released as a new one", e)
+		}
+	}
+}
+
 func TestNext_upToDateWorkload_isHealthyWithoutActions(t *testing.T) {
 	ro := rollout(step("1", nil), step("100%", nil))
 	w := &workload.Status{Replicas: 3, UpdatedReplicas: 3, UpdatedReadyReplicas: 3, UpdateRevision: "v1", UpToDate: true}
@@ -202,14 +222,35 @@ func TestNext_deletedWithoutBatchRelease_handsBackThenReleasesFinalizer(t *testi
 	}
 }
 
-func TestNext_blockedKind_neverProgresses(t *testing.T) {
+func TestNext_blocked_keepsTheHeldUpdateAndNeverStarts(t *testing.T) {
 	ro := rollout(step("1", nil))
-	act := apply(ro, Observation{Now: t0, Workload: releasing(0, 0), Blocking: []string{"kind StatefulSet"}})
-	if ro.Status.Phase != rolloutsv1beta1.RolloutPhaseHealthy || !act.HandBack {
+	act := apply(ro, Observation{Now: t0, Workload: releasing(0, 0), Blocking: []string{"spec.strategy.type is Recreate"}})
+	if ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing || act.HandBack || act.BatchRelease != 0 {
 		t.Fatalf("phase %s actions %+v", ro.Status.Phase, act)
+	}
+	if !strings.Contains(ro.Status.Message, "Recreate") {
+		t.Fatalf("message %q does not say what holds the release", ro.Status.Message)
 	}
 	if c := condition(ro, rolloutsv1beta1.RolloutConditionSupported); c == nil || c.Status != "False" {
 		t.Fatalf("Supported condition %+v", c)
+	}
+}
+
+func TestNext_blockedMidRelease_holdsAtTheStep(t *testing.T) {
+	ro := rollout(step("1", nil), step("100%", nil))
+	apply(ro, Observation{Now: t0, Workload: releasing(0, 0)})
+	apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0)})
+	if ro.Status.CurrentStepIndex != 1 || ro.Status.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		t.Fatalf("before the block: %+v", ro.Status.CanaryStatus)
+	}
+	ro.Status.CanaryStatus.CurrentStepState = rolloutsv1beta1.CanaryStepStateReady
+	act := apply(ro, Observation{Now: t0, Workload: releasing(1, 1), BatchRelease: readyBatch(0),
+		Blocking: []string{"spec.updateStrategy.type is InPlaceOnly"}})
+	if ro.Status.CurrentStepIndex != 1 || act.BatchRelease != 0 || act.HandBack || act.Approved != nil {
+		t.Fatalf("moved on while blocked: step %d, actions %+v", ro.Status.CurrentStepIndex, act)
+	}
+	if !strings.Contains(ro.Status.Message, "Held at step 1/2") {
+		t.Fatalf("message %q", ro.Status.Message)
 	}
 }
 

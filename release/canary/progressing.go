@@ -8,8 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/release/progress"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // progressing runs one transition of a Rollout in phase Progressing,
@@ -20,19 +21,34 @@ func (m *machine) progressing() {
 	case rolloutsv1beta1.ProgressingReasonInitializing:
 		m.initialize()
 	case rolloutsv1beta1.ProgressingReasonInRolling, rolloutsv1beta1.ProgressingReasonPaused:
+		inRollback := m.backOnStable(m.canary().Common.StableRevision)
+		if !inRollback {
+			// An abort comes before anything else the release would do,
+			// spec.strategy.paused included.
+			if r := m.abortRequest(); r != nil {
+				m.abort(*r)
+				return
+			}
+			if r := m.analysisAbort(); r != nil {
+				m.reportAnalysis(m.canary().Common.CurrentStepIndex)
+				m.abort(*r)
+				return
+			}
+		}
+		m.refuseRetry()
 		switch {
-		case w.InRollback && rollbackInBatch(m.ro) && m.canary().CanaryRevision != w.UpdateRevision:
+		case inRollback && rollbackInBatch(m.ro) && m.canary().Revision != w.UpdateRevision:
 			// Roll back through the steps: release the stable revision like
 			// a new one; pods already on it count as done.
-			m.event(corev1.EventTypeWarning, "RollingBackInBatches", "Pod template reverted to stable revision %s: rolling back through the steps", m.canary().StableRevision)
+			m.event(corev1.EventTypeWarning, "RollingBackInBatches", "Pod template reverted to stable revision %s: rolling back through the steps", m.canary().Common.StableRevision)
 			m.holdForRollback()
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Rolling back in batches to revision "+w.UpdateRevision)
-		case w.InRollback && !rollbackInBatch(m.ro):
+		case inRollback && !rollbackInBatch(m.ro):
 			how := "rolling back at once"
 			if why := rollbackAtOnceReason(m.ro); why != "" && m.ro.Annotations[rolloutsv1beta1.RollbackInBatchAnnotation] == "true" {
 				how += " (" + rolloutsv1beta1.RollbackInBatchAnnotation + " ignored: " + why + ")"
 			}
-			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: %s", m.canary().StableRevision, how)
+			m.event(corev1.EventTypeWarning, "RolledBack", "Pod template reverted to stable revision %s: %s", m.canary().Common.StableRevision, how)
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCancelling, "Rolling back to the stable revision")
 		case w.UpToDate:
 			// Someone handed the workload back (unpaused it by hand, or
@@ -40,20 +56,24 @@ func (m *machine) progressing() {
 			// rollout: there is nothing left to release.
 			m.event(corev1.EventTypeNormal, "Completed", "The workload was fully released outside sluice")
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "Workload fully released outside sluice")
+		case len(m.obs.Blocking) > 0:
+			// Found mid-release: hold the workload at this step, untouched,
+			// until the Rollout or the workload is fixed (or disabled).
+			m.st.Message = fmt.Sprintf("Held at step %d/%d: %s", m.canary().Common.CurrentStepIndex, len(m.steps()), m.blocked())
 		case m.ro.Spec.Strategy.Paused:
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonPaused, "Rollout is paused (spec.strategy.paused)")
-			m.st.Message = fmt.Sprintf("Paused at step %d/%d (spec.strategy.paused)", m.canary().CurrentStepIndex, len(m.steps()))
-		case w.UpdateRevision != m.canary().CanaryRevision && m.ro.Spec.Strategy.BlueGreen != nil:
+			m.st.Message = fmt.Sprintf("Paused at step %d/%d (spec.strategy.paused)", m.canary().Common.CurrentStepIndex, len(m.steps()))
+		case w.UpdateRevision != m.canary().Revision && m.ro.Spec.Strategy.BlueGreen != nil:
 			// Both revisions run in full during a blue-green release; a
 			// third one would need the old pods to make room.
 			m.st.Message = fmt.Sprintf("New revision %s during the blue-green release of %s: set the template back to roll back first",
-				w.UpdateRevision, m.canary().CanaryRevision)
-		case w.UpdateRevision != m.canary().CanaryRevision:
+				w.UpdateRevision, m.canary().Revision)
+		case w.UpdateRevision != m.canary().Revision:
 			// The BatchRelease stays: deleting it would hand the workload
 			// back and let Kubernetes release the new revision at once. It
 			// re-plans by itself for the new revision and rollout ID.
 			m.event(corev1.EventTypeNormal, "Restarted", "New revision %s while releasing %s: restarting at step 1",
-				w.UpdateRevision, m.canary().CanaryRevision)
+				w.UpdateRevision, m.canary().Revision)
 			m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "Restarting for revision "+w.UpdateRevision)
 		default:
 			if m.progressingReason() == rolloutsv1beta1.ProgressingReasonPaused {
@@ -63,8 +83,10 @@ func (m *machine) progressing() {
 			m.runStep()
 		}
 	case rolloutsv1beta1.ProgressingReasonFinalising:
+		m.refuseAbort("the release of revision " + m.canary().Revision + " has done all its steps and is being handed back")
 		m.finish(rolloutsv1beta1.WaitResumeFinalizingPolicy, true)
 	case rolloutsv1beta1.ProgressingReasonCancelling:
+		m.refuseAbort("the release is already rolling back")
 		m.finish(rolloutsv1beta1.ImmediateFinalizingPolicy, false)
 	default:
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInitializing, "")
@@ -78,13 +100,13 @@ func (m *machine) initialize() {
 		return // a BatchRelease being deleted hands the workload back first
 	}
 	stable := w.StableRevision
-	if old := m.st.CanaryStatus; old != nil && old.StableRevision != "" && old.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
-		stable = old.StableRevision // a restarted release keeps its stable revision
-	} else if old != nil && old.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && old.CanaryRevision != "" {
-		stable = old.CanaryRevision
+	if old := m.rel; old != nil && old.Common.StableRevision != "" && old.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
+		stable = old.Common.StableRevision // a restarted release keeps its stable revision
+	} else if old != nil && old.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted && old.Revision != "" {
+		stable = old.Revision
 	}
-	m.st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{
-		CommonStatus: rolloutsv1beta1.CommonStatus{
+	m.rel = &progress.Progress{
+		Common: rolloutsv1beta1.CommonStatus{
 			ObservedWorkloadGeneration: w.Generation,
 			ObservedRolloutID:          rolloutIDOf(w),
 			RolloutHash:                Hash(m.ro),
@@ -95,8 +117,9 @@ func (m *machine) initialize() {
 			CurrentStepState:           rolloutsv1beta1.CanaryStepStateBeforeUpgrade,
 			LastUpdateTime:             ptrTime(m.now()),
 		},
-		CanaryRevision: w.UpdateRevision,
+		Revision: w.UpdateRevision,
 	}
+	m.removeCondition(RolloutConditionAnalysis)
 	m.event(corev1.EventTypeNormal, "Progressing", "Releasing revision %s in %d steps", w.UpdateRevision, len(m.steps()))
 	m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonInRolling, "Release started")
 	m.removeCondition(rolloutsv1beta1.RolloutConditionSucceeded)
@@ -114,13 +137,13 @@ func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bo
 		kind = finishSuccess
 	}
 	pre, post := sequence(kind, m.ro.Spec.Strategy.BlueGreen != nil)
-	if !slices.Contains(post, cs.FinalisingStep) || !m.routing() {
+	if !slices.Contains(post, cs.Common.FinalisingStep) || !m.routing() {
 		if !m.finishTraffic(pre) {
 			return
 		}
-		cs.FinalisingStep = rolloutsv1beta1.FinalisingStepResumeWorkload
+		cs.Common.FinalisingStep = rolloutsv1beta1.FinalisingStepResumeWorkload
 		if m.obs.BatchRelease != nil && m.obs.BatchRelease.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
-			cs.FinalisingStep = rolloutsv1beta1.FinalisingStepReleaseWorkloadControl
+			cs.Common.FinalisingStep = rolloutsv1beta1.FinalisingStepReleaseWorkloadControl
 		}
 		if !m.releaseWorkload(policy) {
 			m.st.Message = "Handing the workload back to its controller"
@@ -140,23 +163,23 @@ func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bo
 	if !m.finishTraffic(post) {
 		return
 	}
-	cs.FinalisingStep = rolloutsv1beta1.FinalisingStepEnd
-	cs.CurrentStepState = rolloutsv1beta1.CanaryStepStateCompleted
-	cs.NextStepIndex = -1
-	cs.LastUpdateTime = ptrTime(m.now())
+	cs.Common.FinalisingStep = rolloutsv1beta1.FinalisingStepEnd
+	cs.Common.CurrentStepState = rolloutsv1beta1.CanaryStepStateCompleted
+	cs.Common.NextStepIndex = -1
+	cs.Common.LastUpdateTime = ptrTime(m.now())
 	m.st.Phase = rolloutsv1beta1.RolloutPhaseHealthy
 	m.setProgressing(corev1.ConditionFalse, rolloutsv1beta1.ProgressingReasonCompleted, "Release finished")
 	if success && rollingBack(cs) {
-		cs.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
-		m.st.Message = "Rolled back in batches to revision " + cs.StableRevision
+		cs.Common.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
+		m.st.Message = "Rolled back in batches to revision " + cs.Common.StableRevision
 		m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionFalse, "RolledBack", m.st.Message)
 		m.event(corev1.EventTypeNormal, "RolledBack", "%s", m.st.Message)
 		return
 	}
 	if success {
-		cs.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
-		cs.StableRevision = cs.CanaryRevision
-		m.st.Message = "Rollout completed: revision " + cs.CanaryRevision + " released"
+		cs.Common.CurrentStepIndex = int32(len(m.steps())) //nolint:gosec // at most 50 steps
+		cs.Common.StableRevision = cs.Revision
+		m.st.Message = "Rollout completed: revision " + cs.Revision + " released"
 		m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonCompleted, m.st.Message)
 		m.event(corev1.EventTypeNormal, "Completed", "%s", m.st.Message)
 		return
@@ -164,21 +187,32 @@ func (m *machine) finish(policy rolloutsv1beta1.FinalizingPolicyType, success bo
 	// The workload runs the stable revision again: describe that, keeping
 	// the step the release stopped at.
 	w := m.obs.Workload
-	cs.CanaryRevision, cs.PodTemplateHash, cs.ObservedRolloutID = w.UpdateRevision, w.PodTemplateHash, rolloutIDOf(w)
-	m.st.Message = "Rolled back to revision " + cs.StableRevision
+	cs.Revision, cs.Common.PodTemplateHash, cs.Common.ObservedRolloutID = w.UpdateRevision, w.PodTemplateHash, rolloutIDOf(w)
+	m.st.Message = "Rolled back to revision " + cs.Common.StableRevision
+	if ab := m.st.Aborted; ab != nil {
+		// The abort held it there; the template going back ended it.
+		m.st.Message = fmt.Sprintf("Rolled back to revision %s: the release of %s was aborted %s at step %d, then the template was set back",
+			cs.Common.StableRevision, ab.Revision, describeAbort(ab), ab.Step)
+		m.st.Aborted = nil
+	}
 	m.setCondition(rolloutsv1beta1.RolloutConditionSucceeded, corev1.ConditionFalse, "RolledBack", m.st.Message)
 	m.event(corev1.EventTypeNormal, "RolledBack", "%s", m.st.Message)
 }
 
 // replan moves the current step when the steps changed mid-release: to the
 // first step that does not release fewer pods than are already released.
+// A status another controller wrote (OpenKruise Rollouts, before sluice
+// took over) carries that controller's hash of the same steps: when the
+// release stands at the step it would be moved to anyway, it goes on there
+// with its step state, so an approval given meanwhile (StepReady) counts.
 func (m *machine) replan() {
 	cs := m.canary()
 	h := Hash(m.ro)
-	if cs.RolloutHash == h {
+	if cs.Common.RolloutHash == h {
 		return
 	}
-	cs.RolloutHash = h
+	adopted := !m.wroteStatus()
+	cs.Common.RolloutHash = h
 	steps := m.steps()
 	released := m.obs.Workload.UpdatedReplicas
 	idx := int32(len(steps)) //nolint:gosec // at most 50 steps
@@ -189,8 +223,23 @@ func (m *machine) replan() {
 			break
 		}
 	}
+	if adopted && idx == cs.Common.CurrentStepIndex {
+		return
+	}
 	m.event(corev1.EventTypeNormal, "Replanned", "Steps changed: continuing at step %d", idx)
 	m.enterStep(idx)
+}
+
+// wroteStatus reports whether sluice wrote the Rollout's status before this
+// reconcile: it always sets the Supported condition, which OpenKruise
+// Rollouts does not know.
+func (m *machine) wroteStatus() bool {
+	for _, c := range m.ro.Status.Conditions {
+		if c.Type == rolloutsv1beta1.RolloutConditionSupported {
+			return true
+		}
+	}
+	return false
 }
 
 // rollbackInBatch reports whether the Rollout asks for rollbacks to go
@@ -233,17 +282,32 @@ func (m *machine) holdForRollback() {
 // enterStep makes idx the current step, about to upgrade.
 func (m *machine) enterStep(idx int32) {
 	cs := m.canary()
-	cs.CurrentStepIndex = idx
-	cs.NextStepIndex = nextIndex(idx, len(m.steps()))
-	cs.CurrentStepState = rolloutsv1beta1.CanaryStepStateBeforeUpgrade
-	cs.LastUpdateTime = ptrTime(m.now())
+	cs.Common.CurrentStepIndex = idx
+	cs.Common.NextStepIndex = nextIndex(idx, len(m.steps()))
+	cs.Common.CurrentStepState = rolloutsv1beta1.CanaryStepStateBeforeUpgrade
+	cs.Common.LastUpdateTime = ptrTime(m.now())
+	m.removeCondition(RolloutConditionAnalysis)
 }
 
-func (m *machine) canary() *rolloutsv1beta1.CanaryStatus {
-	if m.st.CanaryStatus == nil {
-		m.st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{}
+// canary is the progress of the release the machine drives, created
+// empty when there is none.
+// backOnStable reports whether the workload's pod template is back on
+// stable, the stable revision of the release: the adapter says so
+// (InRollback), or the template's revision is stable while the release is
+// of another. The adapter reads the stable revision from a mark on the
+// workload, which a read at the wrong moment can lack; without this, such a
+// revert looked like a new revision, and the stable one was released again
+// from step 1 as if it were new.
+func (m *machine) backOnStable(stable string) bool {
+	w := m.obs.Workload
+	return w.InRollback || (stable != "" && w.UpdateRevision == stable && m.canary().Revision != stable)
+}
+
+func (m *machine) canary() *progress.Progress {
+	if m.rel == nil {
+		m.rel = &progress.Progress{}
 	}
-	return m.st.CanaryStatus
+	return m.rel
 }
 
 func (m *machine) steps() []rolloutsv1beta1.CanaryStep {

@@ -7,9 +7,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/sluice-dev/sluice/analysis/stepgate"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/approval"
-	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // runStep moves the current step through its states: BeforeStepUpgrade,
@@ -23,8 +25,8 @@ func (m *machine) runStep() {
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "No steps: releasing everything")
 		return
 	}
-	idx := min(max(cs.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // at most 50 steps
-	cs.CurrentStepIndex = idx
+	idx := min(max(cs.Common.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // at most 50 steps
+	cs.Common.CurrentStepIndex = idx
 	if m.jump(idx, len(steps)) {
 		return
 	}
@@ -36,7 +38,7 @@ func (m *machine) runStep() {
 		return
 	}
 	label := fmt.Sprintf("Step %d/%d", idx, len(steps))
-	switch cs.CurrentStepState {
+	switch cs.Common.CurrentStepState {
 	case rolloutsv1beta1.CanaryStepStateUpgrade:
 		m.ensurePartition(idx - 1)
 		if !m.batchReady(idx - 1) {
@@ -61,6 +63,12 @@ func (m *machine) runStep() {
 		m.pause(idx, len(steps), step, desired, label)
 	case rolloutsv1beta1.CanaryStepStateReady:
 		m.ensurePartition(idx - 1)
+		if an := m.analysisAt(idx); an != nil && an.Hold {
+			// Approved through the status before its analysis passed.
+			m.reportAnalysis(idx)
+			m.st.Message = fmt.Sprintf("%s approved; waiting for its analysis: %s", label, an.Message)
+			return
+		}
 		if !m.batchReady(idx - 1) {
 			// Approved (by a raw status patch) before the batch was done.
 			m.st.Message = fmt.Sprintf("%s approved; waiting for its pods: %d/%d on the new revision, %d ready", label, w.UpdatedReplicas, desired, w.UpdatedReadyReplicas)
@@ -72,7 +80,7 @@ func (m *machine) runStep() {
 			return
 		}
 		m.setState(rolloutsv1beta1.CanaryStepStateCompleted)
-		cs.NextStepIndex = -1
+		cs.Common.NextStepIndex = -1
 		m.setProgressing(corev1.ConditionTrue, rolloutsv1beta1.ProgressingReasonFinalising, "All steps done")
 		m.st.Message = "All steps done: finishing the release"
 	case rolloutsv1beta1.CanaryStepStateCompleted:
@@ -102,13 +110,13 @@ func (m *machine) runStep() {
 func (m *machine) jump(idx int32, steps int) bool {
 	cs := m.canary()
 	want := nextIndex(idx, steps)
-	next := cs.NextStepIndex
-	if next == 0 || next == want || cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
+	next := cs.Common.NextStepIndex
+	if next == 0 || next == want || cs.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 		return false
 	}
 	if next < 1 || int(next) > steps {
 		m.event(corev1.EventTypeWarning, "InvalidStepJump", "nextStepIndex %d is not a step of 1..%d; ignored", next, steps)
-		cs.NextStepIndex = want
+		cs.Common.NextStepIndex = want
 		return false
 	}
 	m.event(corev1.EventTypeNormal, "StepJumped", "Jumping from step %d to step %d (nextStepIndex)", idx, next)
@@ -122,10 +130,10 @@ func (m *machine) jump(idx int32, steps int) bool {
 func (m *machine) checkDeadline(label string, desired int32) {
 	d := m.obs.ProgressDeadline
 	cs := m.canary()
-	if d <= 0 || cs.LastUpdateTime == nil {
+	if d <= 0 || cs.Common.LastUpdateTime == nil {
 		return
 	}
-	if left := remaining(m.obs.Now, cs.LastUpdateTime.Time, d); left > 0 {
+	if left := remaining(m.obs.Now, cs.Common.LastUpdateTime.Time, d); left > 0 {
 		m.act.RequeueAfter = left
 		return
 	}
@@ -139,6 +147,9 @@ func (m *machine) checkDeadline(label string, desired int32) {
 	}
 	m.setCondition(rolloutsv1beta1.RolloutConditionStalled, corev1.ConditionTrue, "ProgressDeadlineExceeded", msg)
 	m.st.Message = msg
+	if m.obs.AbortOnProgressDeadline && !rollingBack(cs) {
+		m.abort(abort.Request{Revision: cs.Revision, By: "sluice", Via: ViaProgressDeadline, Reason: msg})
+	}
 }
 
 // clearStalled marks a stalled step as moving again.
@@ -149,15 +160,34 @@ func (m *machine) clearStalled() {
 }
 
 // pause waits in StepPaused for an approval or the step's pause duration.
-// The last step never pauses when it releases every pod.
+// The last step of a canary release never pauses when it releases every
+// pod; the last step of a blue-green release pauses as configured, as in
+// OpenKruise: until it is approved, every old pod still runs, the instant
+// way back.
 func (m *machine) pause(idx int32, steps int, step rolloutsv1beta1.CanaryStep, desired int32, label string) {
 	cs := m.canary()
 	since := m.obs.Now
-	if cs.LastUpdateTime != nil {
-		since = cs.LastUpdateTime.Time
+	if cs.Common.LastUpdateTime != nil {
+		since = cs.Common.LastUpdateTime.Time
 	}
+	an := m.analysisAt(idx)
+	m.reportAnalysis(idx)
+	given := m.approvalFor(idx)
+	if an != nil && an.Hold {
+		// Neither the pause's end nor an approval lets the step go on
+		// before its analysis passed.
+		if m.prev == nil || m.prev.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+			m.event(corev1.EventTypeNormal, "StepPaused", "%s paused, waiting for its analysis", label)
+		}
+		m.st.Message = fmt.Sprintf("%s paused, waiting for its analysis: %s", label, an.Message)
+		if given != nil {
+			m.st.Message += fmt.Sprintf(" (approved by %s: it goes on once the analysis passed)", given.By)
+		}
+		return
+	}
+	needsApproval := an != nil && an.NeedsApproval
 	switch {
-	case int(idx) == steps && desired >= m.obs.Workload.Replicas:
+	case int(idx) == steps && desired >= m.obs.Workload.Replicas && m.ro.Spec.Strategy.BlueGreen == nil && !needsApproval:
 		m.setState(rolloutsv1beta1.CanaryStepStateReady)
 	case step.Pause.Duration != nil:
 		left := remaining(m.obs.Now, since, time.Duration(*step.Pause.Duration)*time.Second)
@@ -166,37 +196,65 @@ func (m *machine) pause(idx int32, steps int, step rolloutsv1beta1.CanaryStep, d
 			m.st.Message = fmt.Sprintf("%s paused for %ds, %s left", label, *step.Pause.Duration, left.Round(time.Second))
 			return
 		}
-		m.setState(rolloutsv1beta1.CanaryStepStateReady)
-	case m.obs.Approval != nil && m.obs.Approval.Covers(cs.CanaryRevision, idx):
-		a := *m.obs.Approval
-		a.Step = idx
-		if a.Via == "" {
-			a.Via = "annotation"
+		if needsApproval && given == nil {
+			m.waitForApproval(idx, label, an)
+			return
 		}
-		m.approved(a)
+		if needsApproval {
+			m.approved(*given)
+		}
+		m.setState(rolloutsv1beta1.CanaryStepStateReady)
+	case an != nil && an.ApprovalWaived:
+		m.event(corev1.EventTypeNormal, "AnalysisPassed", "%s: %s; going on without an approval", label, an.Message)
+		m.setState(rolloutsv1beta1.CanaryStepStateReady)
+	case given != nil:
+		m.approved(*given)
 		m.setState(rolloutsv1beta1.CanaryStepStateReady)
 	default:
-		if m.ro.Status.CanaryStatus == nil || m.ro.Status.CanaryStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
-			m.event(corev1.EventTypeNormal, "StepPaused", "%s paused, waiting for approval", label)
-		}
-		m.st.Message = fmt.Sprintf("%s paused, waiting for approval: kubectl annotate rollout %s -n %s --overwrite sluice.dev/approve=step=%d,revision=%s",
-			label, m.ro.Name, m.ro.Namespace, idx, cs.CanaryRevision)
+		m.waitForApproval(idx, label, an)
 	}
+}
+
+// waitForApproval says that step idx waits for an approval (and what its
+// analysis says, an, when it has one).
+func (m *machine) waitForApproval(idx int32, label string, an *stepgate.Decision) {
+	cs := m.canary()
+	if m.prev == nil || m.prev.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused {
+		m.event(corev1.EventTypeNormal, "StepPaused", "%s paused, waiting for approval", label)
+	}
+	analysed := ""
+	if an != nil {
+		analysed = " (" + an.Message + ")"
+	}
+	m.st.Message = fmt.Sprintf("%s paused, waiting for approval%s: kubectl annotate rollout %s -n %s --overwrite sluice.dev/approve=step=%d,revision=%s",
+		label, analysed, m.ro.Name, m.ro.Namespace, idx, cs.Revision)
+}
+
+// beforeRetry reports whether at is not after the retry of the revision
+// being released, if it was retried: an approval given before the retry
+// (refused while the release was aborted) approves nothing of the retried
+// release.
+func (m *machine) beforeRetry(at *time.Time) bool {
+	r := m.obs.Retry
+	if r == nil || r.At == nil || r.Revision != m.canary().Revision {
+		return false
+	}
+	return at == nil || !at.After(*r.At)
 }
 
 // recordStatusApproval records an approval given by patching
 // currentStepState to StepReady (kubectl-kruise rollout approve). sluice
 // itself never stores StepReady, so a stored StepReady came from a user.
 func (m *machine) recordStatusApproval(idx int32) {
-	prev := m.ro.Status.CanaryStatus
-	if prev == nil || prev.CurrentStepState != rolloutsv1beta1.CanaryStepStateReady || prev.CurrentStepIndex != idx {
+	prev := m.prev
+	if prev == nil || prev.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateReady || prev.Common.CurrentStepIndex != idx {
 		return
 	}
 	by := m.obs.StatusApprover
 	if by == "" {
 		by = "unknown"
 	}
-	m.approved(approval.Approval{Revision: m.canary().CanaryRevision, Step: idx, By: by, Via: "status"})
+	m.approved(approval.Approval{Revision: m.canary().Revision, Step: idx, By: by, Via: "status"})
 }
 
 func (m *machine) approved(a approval.Approval) {
@@ -210,20 +268,20 @@ func (m *machine) approved(a approval.Approval) {
 func (m *machine) observeWorkload() {
 	cs, w := m.canary(), m.obs.Workload
 	if w.PodTemplateHash != "" {
-		cs.PodTemplateHash = w.PodTemplateHash
+		cs.Common.PodTemplateHash = w.PodTemplateHash
 	}
-	cs.CanaryReplicas = w.UpdatedReplicas
-	cs.CanaryReadyReplicas = w.UpdatedReadyReplicas
-	if cs.StableRevision == "" {
+	cs.Updated = w.UpdatedReplicas
+	cs.UpdatedReady = w.UpdatedReadyReplicas
+	if cs.Common.StableRevision == "" {
 		if br := m.obs.BatchRelease; br != nil && br.StableRevision != "" {
-			cs.StableRevision = br.StableRevision
+			cs.Common.StableRevision = br.StableRevision
 		} else {
-			cs.StableRevision = w.StableRevision
+			cs.Common.StableRevision = w.StableRevision
 		}
-		if cs.StableRevision == "" && m.obs.Traffic != nil {
+		if cs.Common.StableRevision == "" && m.obs.Traffic != nil {
 			// The stable Service is narrowed before the workload records
 			// its stable revision: take the one its pods run.
-			cs.StableRevision = m.obs.Traffic.StableRevision
+			cs.Common.StableRevision = m.obs.Traffic.StableRevision
 		}
 	}
 }
@@ -233,7 +291,7 @@ func (m *machine) observeWorkload() {
 // updates the plan's rollout ID, which the BatchRelease waits for.
 func (m *machine) ensurePartition(p int32) {
 	br := m.obs.BatchRelease
-	if br != nil && br.Partition != nil && *br.Partition == p && !br.Deleting && br.RolloutID == m.canary().ObservedRolloutID {
+	if br != nil && br.Partition != nil && *br.Partition == p && !br.Deleting && br.RolloutID == m.canary().Common.ObservedRolloutID && !br.HoldStable {
 		return
 	}
 	m.act.BatchRelease = EnsureBatchRelease
@@ -242,11 +300,12 @@ func (m *machine) ensurePartition(p int32) {
 }
 
 // batchReady reports whether the BatchRelease has released batch p and its
-// pods are ready.
+// pods are ready (not while it holds, or has just held, the stable
+// revision: its batch status is from before the hold).
 func (m *machine) batchReady(p int32) bool {
 	br := m.obs.BatchRelease
-	return br.caughtUp() && br.Partition != nil && *br.Partition == p &&
-		(br.UpdateRevision == "" || br.UpdateRevision == m.canary().CanaryRevision) &&
+	return br.caughtUp() && br.Partition != nil && *br.Partition == p && !br.HoldStable && br.StableHold == "" &&
+		(br.UpdateRevision == "" || br.UpdateRevision == m.canary().Revision) &&
 		br.Phase == rolloutsv1beta1.RolloutPhaseProgressing &&
 		br.CurrentBatch >= p && br.BatchState == rolloutsv1beta1.ReadyBatchState
 }
@@ -254,9 +313,9 @@ func (m *machine) batchReady(p int32) bool {
 // setState changes the current step state and stamps the time.
 func (m *machine) setState(s rolloutsv1beta1.CanaryStepState) {
 	cs := m.canary()
-	if cs.CurrentStepState == s {
+	if cs.Common.CurrentStepState == s {
 		return
 	}
-	cs.CurrentStepState = s
-	cs.LastUpdateTime = ptrTime(m.now())
+	cs.Common.CurrentStepState = s
+	cs.Common.LastUpdateTime = ptrTime(m.now())
 }

@@ -3,7 +3,6 @@ package canary
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,7 +10,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/release/progress"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // The order of operations on traffic is decided here, as a Traffic for
@@ -32,7 +32,10 @@ import (
 //     before it releases more pods;
 //   - a rollback in batches keeps every request on the rollback target's
 //     pods, from before its first pod is replaced until the workload runs
-//     the target alone.
+//     the target alone;
+//   - an abort sends every request to the stable pods before any pod moves
+//     back, and gives the Services and routes back only once every pod runs
+//     the stable revision.
 
 // TrafficRoutedCondition is True when the Services and routes carry what
 // the release wants at its current point, and False while they change
@@ -179,7 +182,10 @@ type TrafficObservation struct {
 // point of the release its stored status describes, given obs (obs.Traffic
 // must be set, but for its Ensured and Converged fields).
 func Wanted(ro *rolloutsv1beta1.Rollout, obs Observation) Traffic {
-	return wanted(ro, &ro.Status, obs)
+	if p, ok := progress.Of(ro); ok {
+		return wanted(ro, &ro.Status, &p, obs)
+	}
+	return wanted(ro, &ro.Status, nil, obs)
 }
 
 // finishKind is why a release ends.
@@ -210,12 +216,12 @@ func sequence(kind finishKind, blueGreen bool) (pre, post []rolloutsv1beta1.Fina
 }
 
 // stagesTraffic is what the finishing steps stages ask for together.
-func stagesTraffic(stages []rolloutsv1beta1.FinalisingStepType, cs *rolloutsv1beta1.CanaryStatus) Traffic {
+func stagesTraffic(stages []rolloutsv1beta1.FinalisingStepType, cs *progress.Progress) Traffic {
 	var t Traffic
 	for _, s := range stages {
 		switch s {
 		case rolloutsv1beta1.FinalisingStepRouteTrafficToNew:
-			t.Canary, t.CanaryRevision = CanaryEnsure, cs.PodTemplateHash
+			t.Canary, t.CanaryRevision = CanaryEnsure, cs.Common.PodTemplateHash
 			t.Routes, t.Weight = RoutesShift, ptrTime[int32](100)
 		case rolloutsv1beta1.FinalisingStepRestoreStableService:
 			t.Stable = StableRestore
@@ -228,30 +234,32 @@ func stagesTraffic(stages []rolloutsv1beta1.FinalisingStepType, cs *rolloutsv1be
 	return t
 }
 
-// wanted is Wanted for the status st.
-func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, obs Observation) Traffic {
-	cs := st.CanaryStatus
+// wanted is Wanted for the status st, whose release is cs (nil: none).
+func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, cs *progress.Progress, obs Observation) Traffic {
 	if obs.Traffic == nil || cs == nil {
 		return Traffic{}
 	}
 	blueGreen := ro.Spec.Strategy.BlueGreen != nil
 	w := obs.Workload
 	if obs.Deleting || ro.Spec.Disabled || w == nil || w.Disabled != "" {
-		if cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
+		if cs.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 			return Traffic{}
 		}
 		pre, _ := sequence(finishCancel, blueGreen)
 		return stagesTraffic(pre, cs)
 	}
+	if st.Phase == rolloutsv1beta1.RolloutPhaseAborted {
+		return abortTraffic(ro, st, obs)
+	}
 	if st.Phase != rolloutsv1beta1.RolloutPhaseProgressing {
 		return Traffic{}
 	}
 	finishing := func(kind finishKind) Traffic {
-		if cs.FinalisingStep == rolloutsv1beta1.FinalisingStepEnd {
+		if cs.Common.FinalisingStep == rolloutsv1beta1.FinalisingStepEnd {
 			return Traffic{}
 		}
 		pre, post := sequence(kind, blueGreen)
-		if slices.Contains(post, cs.FinalisingStep) {
+		if slices.Contains(post, cs.Common.FinalisingStep) {
 			return stagesTraffic(post, cs)
 		}
 		return stagesTraffic(pre, cs)
@@ -271,9 +279,9 @@ func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, obs 
 }
 
 // stepTraffic is what the Services and routes carry during a step.
-func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *rolloutsv1beta1.CanaryStatus, obs Observation) Traffic {
+func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *progress.Progress, obs Observation) Traffic {
 	steps := ro.Spec.Strategy.Steps()
-	if len(steps) == 0 || cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
+	if len(steps) == 0 || cs.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted {
 		return Traffic{}
 	}
 	if rollingBack(cs) {
@@ -283,19 +291,19 @@ func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *rolloutsv1beta1.CanaryStatus, 
 		// revision being rolled back), and the stable Service selects only
 		// the target revision, which never leaves it without endpoints
 		// since its pods only grow.
-		t := Traffic{Stable: StableNarrow, StableRevision: cs.StableRevision, Routes: RoutesRestore, Canary: CanaryRemove}
+		t := Traffic{Stable: StableNarrow, StableRevision: cs.Common.StableRevision, Routes: RoutesRestore, Canary: CanaryRemove}
 		if t.StableRevision == "" {
 			t.StableRevision = obs.Traffic.StableRevision
 		}
 		return t
 	}
-	idx := min(max(cs.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // at most 50 steps
+	idx := min(max(cs.Common.CurrentStepIndex, 1), int32(len(steps))) //nolint:gosec // at most 50 steps
 	step := steps[idx-1]
 	if !trafficStep(step) {
 		// Traffic steps, then plain ones: the routing goes first.
 		return Traffic{Stable: StableRestore, Routes: RoutesRestore, Canary: CanaryRemove}
 	}
-	t := Traffic{Stable: StableNarrow, StableRevision: cs.StableRevision}
+	t := Traffic{Stable: StableNarrow, StableRevision: cs.Common.StableRevision}
 	if t.StableRevision == "" {
 		t.StableRevision = obs.Traffic.StableRevision
 	}
@@ -306,13 +314,13 @@ func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *rolloutsv1beta1.CanaryStatus, 
 			t = Traffic{Stable: StableRestore}
 		}
 	}
-	switch cs.CurrentStepState {
+	switch cs.Common.CurrentStepState {
 	case rolloutsv1beta1.CanaryStepStateTrafficRouting, rolloutsv1beta1.CanaryStepStateMetricsAnalysis,
 		rolloutsv1beta1.CanaryStepStatePaused, rolloutsv1beta1.CanaryStepStateReady:
-		t.Canary, t.CanaryRevision = CanaryEnsure, cs.PodTemplateHash
+		t.Canary, t.CanaryRevision = CanaryEnsure, cs.Common.PodTemplateHash
 		t.Routes, t.Matches, t.RequestHeaderModifier = RoutesShift, step.Matches, step.RequestHeaderModifier
 		if step.Traffic != nil {
-			if w, ok := percentOf(*step.Traffic); ok {
+			if w, ok := weightOf(*step.Traffic); ok {
 				t.Weight = &w
 			}
 		}
@@ -328,8 +336,8 @@ func stepTraffic(ro *rolloutsv1beta1.Rollout, cs *rolloutsv1beta1.CanaryStatus, 
 
 // rollingBack reports whether the release cs describes is a rollback in
 // batches: it releases the revision it replaced.
-func rollingBack(cs *rolloutsv1beta1.CanaryStatus) bool {
-	return cs.StableRevision != "" && (cs.CanaryRevision == cs.StableRevision || cs.PodTemplateHash == cs.StableRevision)
+func rollingBack(cs *progress.Progress) bool {
+	return cs.Common.StableRevision != "" && (cs.Revision == cs.Common.StableRevision || cs.Common.PodTemplateHash == cs.Common.StableRevision)
 }
 
 // trafficStep reports whether a step shifts traffic.
@@ -344,9 +352,11 @@ func inPlace(ro *rolloutsv1beta1.Rollout) bool {
 	return s.BlueGreen == nil && (s.Canary == nil || !s.Canary.EnableExtraWorkloadForCanary)
 }
 
-func percentOf(s string) (int32, bool) {
-	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
-	if err != nil || !strings.HasSuffix(s, "%") || n < 0 || n > 100 {
+// weightOf is the weight a step's traffic ("20%") asks for, when it is
+// one (0 to 100).
+func weightOf(s string) (int32, bool) {
+	n, ok := rolloutsv1beta1.Percent(s)
+	if !ok || n < 0 || n > 100 {
 		return 0, false
 	}
 	return int32(n), true //nolint:gosec // 0..100
@@ -367,8 +377,8 @@ func (m *machine) routing() bool { return m.obs.Traffic != nil }
 // engaged reports whether a release may have changed traffic that a
 // cancellation must give back.
 func (m *machine) engaged() bool {
-	cs := m.st.CanaryStatus
-	return m.routing() && cs != nil && cs.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted
+	cs := m.rel
+	return m.routing() && cs != nil && cs.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted
 }
 
 // routed reports whether the Services and routes carry what the release
@@ -379,7 +389,7 @@ func (m *machine) routed() bool {
 	if t == nil {
 		return true
 	}
-	want := wanted(m.ro, &m.st, m.obs)
+	want := wanted(m.ro, &m.st, m.rel, m.obs)
 	if want.Idle() {
 		return true
 	}
@@ -435,17 +445,17 @@ func (m *machine) finishTraffic(stages []rolloutsv1beta1.FinalisingStepType) boo
 		return true
 	}
 	cs := m.canary()
-	if !slices.Contains(stages, cs.FinalisingStep) {
-		cs.FinalisingStep = stages[0]
+	if !slices.Contains(stages, cs.Common.FinalisingStep) {
+		cs.Common.FinalisingStep = stages[0]
 	}
 	if m.routed() {
 		return true
 	}
 	t := m.obs.Traffic
-	if slices.Contains(stages, t.Pending) && t.Ensured.Equal(wanted(m.ro, &m.st, m.obs)) {
-		cs.FinalisingStep = t.Pending
+	if slices.Contains(stages, t.Pending) && t.Ensured.Equal(wanted(m.ro, &m.st, m.rel, m.obs)) {
+		cs.Common.FinalisingStep = t.Pending
 	}
-	m.st.Message = fmt.Sprintf("Finishing (%s): %s", cs.FinalisingStep, m.routingProgress())
+	m.st.Message = fmt.Sprintf("Finishing (%s): %s", cs.Common.FinalisingStep, m.routingProgress())
 	return false
 }
 

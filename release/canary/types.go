@@ -1,12 +1,16 @@
-// Package canary is the pure step machine of a canary (or multi-batch)
-// Rollout: given the Rollout and what the controller observed, it returns the
-// next status and the actions to take. It reads no clients and no clocks.
+// Package canary is the pure step machine of a Rollout's release (canary,
+// multi-batch or blue-green): given the Rollout and what the controller
+// observed, it returns the next status and the actions to take. It reads and
+// writes the release through release/progress, whichever status field holds
+// it. It reads no clients and no clocks.
 package canary
 
 import (
 	"time"
 
+	"github.com/sluice-dev/sluice/analysis/stepgate"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/workload"
 )
@@ -32,6 +36,10 @@ type Observation struct {
 	Ignored []string
 	// Approval is the parsed sluice.dev/approve annotation, if any.
 	Approval *approval.Approval
+	// Abort is the resolved sluice.dev/abort annotation, if any.
+	Abort *abort.Request
+	// Retry is the resolved sluice.dev/retry annotation, if any.
+	Retry *abort.Request
 	// ProgressDeadline is how long a step may take to get its pods ready
 	// before the Rollout reports Stalled; 0 waits forever.
 	ProgressDeadline time.Duration
@@ -49,6 +57,14 @@ type Observation struct {
 	// Traffic is what the controller saw of the Rollout's Services and
 	// routes; nil when it has none to drive.
 	Traffic *TrafficObservation
+	// Analysis is what the MetricGates bound to the Rollout say about its
+	// release at the current step, as read before this call
+	// (analysis/stepgate); nil when no gate binds it.
+	Analysis *stepgate.Decision
+	// AbortOnProgressDeadline: a step whose pods are not ready within the
+	// progress deadline aborts the release as well as reporting Stalled
+	// (sluice.dev/on-progress-deadline: abort).
+	AbortOnProgressDeadline bool
 }
 
 // BatchReleaseView is the part of a BatchRelease the machine reads.
@@ -71,6 +87,11 @@ type BatchReleaseView struct {
 	StableRevision string
 	// Deleting is true when it has a deletion timestamp.
 	Deleting bool
+	// HoldStable is spec.releasePlan.holdStable.
+	HoldStable bool
+	// StableHold is status.stableHold, and Message status.message.
+	StableHold rolloutsv1beta1.StableHoldState
+	Message    string
 }
 
 // caughtUp reports whether the BatchRelease's status reflects its spec.
@@ -99,6 +120,9 @@ type Event struct {
 	Reason string
 	// Message says what happened.
 	Message string
+	// Once marks a refusal the machine reports on every call while its
+	// cause lasts: the controller records it once per Rollout.
+	Once bool
 }
 
 // Actions are what the controller carries out after Next.
@@ -109,6 +133,9 @@ type Actions struct {
 	Partition *int32
 	// Policy is the finalizingPolicy to ensure.
 	Policy rolloutsv1beta1.FinalizingPolicyType
+	// HoldStable is the holdStable to ensure: every pod back on the stable
+	// revision, for an aborted release.
+	HoldStable bool
 	// SkipHandBack marks the BatchRelease to be deleted so that it leaves the
 	// workload held.
 	SkipHandBack bool
@@ -119,7 +146,8 @@ type Actions struct {
 	// RemoveFinalizer is set once a deleted Rollout left everything
 	// restored.
 	RemoveFinalizer bool
-	// Approved is an approval that was applied and must be recorded.
+	// Approved is an approval (or an abort or retry) that was applied and
+	// must be recorded.
 	Approved *approval.Approval
 	// Events to record.
 	Events []Event

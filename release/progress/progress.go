@@ -1,8 +1,11 @@
-// Package progress reads where a Rollout's release is, whichever status
-// holds it: status.canaryStatus for canary and multi-batch releases,
-// status.blueGreenStatus for blue-green ones. Every command of kubectl
-// sluice and the web view read a release through it, so none of them
-// forgets blue-green Rollouts.
+// Package progress is the one answer to "where is this release": it reads a
+// Rollout's release whichever status holds it (status.canaryStatus for
+// canary and multi-batch releases, status.blueGreenStatus for blue-green
+// ones) and writes it back there (Put), and it describes the release for
+// people (describe.go). The step machine (release/canary), the Rollout and
+// GitOps controllers, the release metrics, the Rollout webhook, kubectl
+// sluice and the web view all read a release through it, so none of them
+// forgets blue-green Rollouts and the two views never disagree.
 package progress
 
 import (
@@ -11,8 +14,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
-// Progress is the release of a Rollout as the plugin and the web view show
-// and act on it.
+// Progress is the release of a Rollout, whichever status holds it.
 type Progress struct {
 	// Common is the step progress shared by canary and blue-green releases.
 	Common rolloutsv1beta1.CommonStatus
@@ -32,14 +34,31 @@ func Of(ro *rolloutsv1beta1.Rollout) (Progress, bool) {
 	switch st := ro.Status; {
 	case st.BlueGreenStatus != nil:
 		bg := st.BlueGreenStatus
-		return Progress{Common: bg.CommonStatus, Revision: bg.UpdatedRevision, Updated: bg.UpdatedReplicas,
+		return Progress{Common: *bg.CommonStatus.DeepCopy(), Revision: bg.UpdatedRevision, Updated: bg.UpdatedReplicas,
 			UpdatedReady: bg.UpdatedReadyReplicas, BlueGreen: true}, true
 	case st.CanaryStatus != nil:
 		cs := st.CanaryStatus
-		return Progress{Common: cs.CommonStatus, Revision: cs.CanaryRevision, Updated: cs.CanaryReplicas,
+		return Progress{Common: *cs.CommonStatus.DeepCopy(), Revision: cs.CanaryRevision, Updated: cs.CanaryReplicas,
 			UpdatedReady: cs.CanaryReadyReplicas}, true
 	}
 	return Progress{}, false
+}
+
+// Put writes p, the release of ro, into st where ro's strategy keeps it:
+// status.blueGreenStatus for a blue-green Rollout (as OpenKruise does, so
+// that kubectl-kruise finds it there), status.canaryStatus otherwise. The
+// other one is cleared; a nil p clears both.
+func Put(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, p *Progress) {
+	st.CanaryStatus, st.BlueGreenStatus = nil, nil
+	switch {
+	case p == nil:
+	case ro.Spec.Strategy.BlueGreen != nil:
+		st.BlueGreenStatus = &rolloutsv1beta1.BlueGreenStatus{CommonStatus: *p.Common.DeepCopy(), UpdatedRevision: p.Revision,
+			UpdatedReplicas: p.Updated, UpdatedReadyReplicas: p.UpdatedReady}
+	default:
+		st.CanaryStatus = &rolloutsv1beta1.CanaryStatus{CommonStatus: *p.Common.DeepCopy(), CanaryRevision: p.Revision,
+			CanaryReplicas: p.Updated, CanaryReadyReplicas: p.UpdatedReady}
+	}
 }
 
 // NewPodRevision is the value of the workload's revision label on pods of
@@ -62,19 +81,6 @@ func InRelease(ro *rolloutsv1beta1.Rollout) bool {
 // Steps is the number of steps of ro's strategy.
 func Steps(ro *rolloutsv1beta1.Rollout) int32 {
 	return int32(len(ro.Spec.Strategy.Steps())) //nolint:gosec // at most 50 steps (CRD validation)
-}
-
-// Style names how ro releases its workload, for people.
-func Style(ro *rolloutsv1beta1.Rollout) string {
-	switch s := ro.Spec.Strategy; {
-	case s.BlueGreen != nil:
-		return "blue-green"
-	case s.Canary != nil && s.Canary.EnableExtraWorkloadForCanary:
-		return "canary (extra canary workload)"
-	case s.Canary != nil:
-		return "canary in place (multi-batch)"
-	}
-	return "no strategy"
 }
 
 // Ref names a Rollout the way the plugin's messages do: namespace/name.

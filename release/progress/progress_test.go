@@ -99,3 +99,65 @@ func TestProgress_RoleOf(t *testing.T) {
 		t.Errorf("a revision both stable and new: %s, want current", got)
 	}
 }
+
+func TestAbortOf(t *testing.T) {
+	ro := &rolloutsv1beta1.Rollout{}
+	ro.Name, ro.Namespace = "web", "shop"
+	if _, ok := AbortOf(ro); ok {
+		t.Fatal("a Rollout without an abort reads as aborted")
+	}
+	ro.Status.Phase = rolloutsv1beta1.RolloutPhaseAborted
+	ro.Status.Aborted = &rolloutsv1beta1.AbortStatus{Revision: "v2", StableRevision: "v1", Step: 2, By: "ops", Via: "github-label"}
+	a, ok := AbortOf(ro)
+	if !ok || a.Who() != "ops via github-label" || a.State() != "moving every pod and all traffic back to revision v1" {
+		t.Fatalf("aborted %+v, who %q, state %q", a, a.Who(), a.State())
+	}
+	ro.Status.Aborted.Held = true
+	ro.Status.Conditions = []rolloutsv1beta1.RolloutCondition{{Type: rolloutsv1beta1.RolloutConditionStalled, Status: "True",
+		Reason: "CannotHoldStable", Message: "revert the commit in Git"}}
+	a, _ = AbortOf(ro)
+	if a.State() != "blocked: revert the commit in Git" {
+		t.Fatalf("state %q", a.State())
+	}
+	if adv := a.Advice(ro); adv[len(adv)-1] != "  kubectl sluice retry web -n shop" {
+		t.Fatalf("advice %q", adv)
+	}
+}
+
+// TestPut_writesWhereTheStrategyKeepsTheRelease: Put writes a release where
+// Of reads it back, in blueGreenStatus for a blue-green Rollout and in
+// canaryStatus otherwise, clearing the other; nil clears both.
+func TestPut_writesWhereTheStrategyKeepsTheRelease(t *testing.T) {
+	p := Progress{Common: rolloutsv1beta1.CommonStatus{CurrentStepIndex: 2, StableRevision: "r1"}, Revision: "r2", Updated: 3, UpdatedReady: 1}
+	canaryRo := &rolloutsv1beta1.Rollout{Spec: rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{}}}}
+	blueGreenRo := &rolloutsv1beta1.Rollout{Spec: rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{BlueGreen: &rolloutsv1beta1.BlueGreenStrategy{}}}}
+	stale := rolloutsv1beta1.RolloutStatus{CanaryStatus: &rolloutsv1beta1.CanaryStatus{CanaryRevision: "old"},
+		BlueGreenStatus: &rolloutsv1beta1.BlueGreenStatus{UpdatedRevision: "old"}}
+
+	for _, tt := range []struct {
+		name          string
+		ro            *rolloutsv1beta1.Rollout
+		wantBlueGreen bool
+	}{
+		{name: "canary", ro: canaryRo},
+		{name: "blue-green", ro: blueGreenRo, wantBlueGreen: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ro := tt.ro.DeepCopy()
+			ro.Status = *stale.DeepCopy()
+			Put(ro, &ro.Status, &p)
+			if (ro.Status.BlueGreenStatus != nil) != tt.wantBlueGreen || (ro.Status.CanaryStatus != nil) == tt.wantBlueGreen {
+				t.Fatalf("status = canary %+v, blue-green %+v", ro.Status.CanaryStatus, ro.Status.BlueGreenStatus)
+			}
+			want := p
+			want.BlueGreen = tt.wantBlueGreen
+			if got, ok := Of(ro); !ok || got != want {
+				t.Fatalf("Of after Put = %+v, %v; want %+v", got, ok, want)
+			}
+			Put(ro, &ro.Status, nil)
+			if ro.Status.CanaryStatus != nil || ro.Status.BlueGreenStatus != nil {
+				t.Fatalf("Put(nil) left canary %+v, blue-green %+v", ro.Status.CanaryStatus, ro.Status.BlueGreenStatus)
+			}
+		})
+	}
+}

@@ -9,6 +9,14 @@
 //
 //	go run ./test/bench [--rollouts 10] [--replicas 10] [--json]
 //
+// --scenario=gitops runs the GitOps scenario instead (make bench-gitops):
+// --rollouts Rollouts (default 100 there) bound to one GitGate, their
+// commits in --prs pull requests, each paused at step 1; it delivers the
+// label webhooks and prints p50/p99 from each delivery to the next batch's
+// workload write, then pushes reverts and prints the same from each push
+// delivery to the abort's write and to every pod on stable, and the GitHub
+// requests spent per rollout and per idle hour.
+//
 // --trace adds what each Rollout reported over time; --log-requests logs
 // every API request of the manager with its body, for finding where
 // requests go. It exits non-zero only when the scenario cannot be run, and
@@ -47,6 +55,9 @@ type options struct {
 	verbose, managerLog bool
 	logRequests         bool
 	timeout, settle     time.Duration
+	scenario            string
+	prs                 int
+	cpuProfile          string
 }
 
 func main() {
@@ -61,7 +72,21 @@ func main() {
 	fs.BoolVar(&o.logRequests, "log-requests", false, "print every API request of the manager to stderr (skews the memory numbers)")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long the releases may take")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "how long to keep counting writes after the last release completed")
+	fs.StringVar(&o.scenario, "scenario", "release", "release (many Rollouts released at once) or gitops (Rollouts bound to one GitGate, approved by webhooks)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "gitops: write a CPU profile of the process (manager included) over the measured phases to this file")
+	fs.IntVar(&o.prs, "prs", 10, "gitops: how many pull requests carry the commits of the Rollouts")
 	_ = fs.Parse(os.Args[1:])
+	if o.scenario == "gitops" {
+		rolloutsSet := false
+		fs.Visit(func(f *flag.Flag) { rolloutsSet = rolloutsSet || f.Name == "rollouts" })
+		if !rolloutsSet {
+			o.rollouts = 100
+		}
+	}
+	if o.scenario != "release" && o.scenario != "gitops" {
+		fmt.Fprintln(os.Stderr, "bench: --scenario must be release or gitops")
+		os.Exit(2)
+	}
 	if o.rollouts < 1 || o.replicas < 1 || o.replicas > 1000 {
 		fmt.Fprintln(os.Stderr, "bench: --rollouts must be at least 1 and --replicas between 1 and 1000")
 		os.Exit(2)
@@ -112,6 +137,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		requestLog = stderr
 	}
 	counter := newRequestCounter(requestLog)
+	if o.scenario == "gitops" {
+		return runGitOpsBench(ctx, cfg, o, logger, stdout, stderr)
+	}
 	m, err := env.StartManager(ctx, cfg, env.ManagerOptions{Name: "sluice-bench", Logger: logger, WrapTransport: counter.wrap})
 	if err != nil {
 		return err

@@ -69,7 +69,13 @@ func etcdArgs(l layout, clientPort, peerPort int) []string {
 // admission plugins (webhooks included) and client-certificate
 // authentication against the cluster CA. The endpoint reconciler is off:
 // it would publish the loopback address as the kubernetes Service endpoint,
-// which kube-apiserver rejects.
+// which kube-apiserver rejects. The aggregation layer is set up as kubeadm
+// sets it (front-proxy CA, request headers, proxy client certificate), and
+// reaches an aggregated API server at its Service's endpoints rather than
+// its cluster IP, which nothing routes here: an APIService (metrics.k8s.io
+// for the HorizontalPodAutoscaler) can be served by a process on this
+// machine, behind a Service without selector whose endpoint is the
+// machine's address.
 func apiserverArgs(l layout, etcdURL string, port int) []string {
 	return []string{
 		"--etcd-servers=" + etcdURL,
@@ -87,6 +93,14 @@ func apiserverArgs(l layout, etcdURL string, port int) []string {
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--profiling=false",
+		"--requestheader-client-ca-file=" + l.pki(frontProxyCACertFile),
+		"--requestheader-allowed-names=" + frontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + l.pki(frontProxyCertFile),
+		"--proxy-client-key-file=" + l.pki(frontProxyKeyFile),
+		"--enable-aggregator-routing=true",
 	}
 }
 
@@ -95,7 +109,10 @@ func apiserverArgs(l layout, etcdURL string, port int) []string {
 // serving port. It signs service-account tokens and CSRs with the cluster's
 // keys. The raised client rate limits matter: at the default 20 QPS,
 // creating the controllers' service accounts alone takes seconds, and large
-// Deployments scale at the limiter's pace.
+// Deployments scale at the limiter's pace. The HorizontalPodAutoscaler
+// controller (one of the defaults) looks at its autoscalers every 2s
+// instead of 15s, so a test of scaling does not wait; with no autoscaler
+// it does nothing.
 func controllerManagerArgs(l layout) []string {
 	return []string{
 		"--kubeconfig=" + l.componentKubeconfig(controllerManagerIdentity),
@@ -111,6 +128,7 @@ func controllerManagerArgs(l layout) []string {
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--profiling=false",
+		"--horizontal-pod-autoscaler-sync-period=2s",
 	}
 }
 

@@ -28,6 +28,8 @@ func TestComponentArgs_carryTheSettingsTheClusterReliesOn(t *testing.T) {
 			want: []string{
 				"--authorization-mode=RBAC", "--endpoint-reconciler-type=none", "--bind-address=127.0.0.1",
 				"--secure-port=6443", "--client-ca-file=/state/pki/ca.crt", "--service-account-signing-key-file=/state/pki/sa.key",
+				"--requestheader-client-ca-file=/state/pki/front-proxy-ca.crt", "--proxy-client-cert-file=/state/pki/front-proxy-client.crt",
+				"--enable-aggregator-routing=true",
 			},
 			forbidden: []string{"--disable-admission-plugins", "--admission-control", "--anonymous-auth"},
 		},

@@ -224,7 +224,7 @@ func (c *Cluster) recorded() []Process {
 // watch reports p's exit on Failed if the cluster is up and not stopping.
 func (c *Cluster) watch(p *process) {
 	<-p.done
-	if !c.running.Load() || c.stopping.Load() {
+	if !c.running.Load() || c.stopping.Load() || p.replaced.Load() {
 		return
 	}
 	select {

@@ -15,7 +15,17 @@ const (
 	servingKeyFile  = "apiserver.key"
 	saKeyFile       = "sa.key"
 	saPubFile       = "sa.pub"
+	// The aggregation layer's: the front-proxy CA that kube-apiserver
+	// trusts for requests an aggregated API server proxies back, and the
+	// client certificate kube-apiserver presents to aggregated API servers.
+	frontProxyCACertFile = "front-proxy-ca.crt"
+	frontProxyCertFile   = "front-proxy-client.crt"
+	frontProxyKeyFile    = "front-proxy-client.key"
 )
+
+// frontProxyClientName is the common name of the front-proxy client
+// certificate, the only name kube-apiserver accepts request headers from.
+const frontProxyClientName = "front-proxy-client"
 
 // Identities of the kube-apiserver clients, used as kubeconfig names.
 const (
@@ -97,6 +107,9 @@ func writePKI(dir string, now time.Time) (*credentials, error) {
 	if err := writeServiceAccountKey(dir); err != nil {
 		return nil, err
 	}
+	if err := writeFrontProxy(dir, now); err != nil {
+		return nil, err
+	}
 	for _, id := range identities() {
 		kp, err := ca.issue(certRequest{commonName: id.user, organizations: id.groups}, now)
 		if err != nil {
@@ -121,6 +134,26 @@ func writeKeyPair(dir, certFile, keyFile string, kp *keyPair) error {
 		return err
 	}
 	return writeFile(dir, keyFile, key)
+}
+
+// writeFrontProxy writes the aggregation layer's front-proxy CA and the
+// client certificate kube-apiserver proxies to aggregated API servers
+// (such as a metrics server) with. It is a CA of its own, as kubeadm makes
+// it, so that no client certificate of the cluster CA can pass as the
+// proxy.
+func writeFrontProxy(dir string, now time.Time) error {
+	ca, err := newCA("sluice-front-proxy-ca", now)
+	if err != nil {
+		return fmt.Errorf("creating front-proxy CA: %w", err)
+	}
+	if err := writeFile(dir, frontProxyCACertFile, ca.certPEM()); err != nil {
+		return err
+	}
+	client, err := ca.issue(certRequest{commonName: frontProxyClientName}, now)
+	if err != nil {
+		return fmt.Errorf("issuing the front-proxy client certificate: %w", err)
+	}
+	return writeKeyPair(dir, frontProxyCertFile, frontProxyKeyFile, client)
 }
 
 // writeServiceAccountKey writes the key pair kube-controller-manager and

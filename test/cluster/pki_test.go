@@ -3,6 +3,7 @@ package cluster
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -79,5 +80,38 @@ func TestWritePKI_writesLoadableFilesAndAClientCertPerIdentity(t *testing.T) {
 			t.Errorf("%s: subject CN=%q O=%v, want CN=%q O=%v", id.name,
 				leaf.Subject.CommonName, leaf.Subject.Organization, id.user, id.groups)
 		}
+	}
+}
+
+// The front-proxy client certificate verifies against the front-proxy CA
+// only, never against the cluster CA, and carries the one allowed name.
+func TestWritePKI_frontProxyClientIsSignedByItsOwnCA(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := writePKI(dir, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, frontProxyCertFile), filepath.Join(dir, frontProxyKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := pair.Leaf
+	if leaf.Subject.CommonName != frontProxyClientName {
+		t.Fatalf("front-proxy client CN %q, want %q", leaf.Subject.CommonName, frontProxyClientName)
+	}
+	verify := func(caFile string) error {
+		raw, err := os.ReadFile(filepath.Join(dir, caFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(raw)
+		_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		return err
+	}
+	if err := verify(frontProxyCACertFile); err != nil {
+		t.Errorf("against the front-proxy CA: %v", err)
+	}
+	if err := verify(caCertFile); err == nil {
+		t.Error("the front-proxy client verifies against the cluster CA; it must not")
 	}
 }

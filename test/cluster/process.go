@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,9 @@ type process struct {
 	logPath string
 	done    chan struct{} // closed once the process has exited and been reaped
 	err     error         // how it exited; read only after done is closed
+	// replaced is set when the cluster stops the process to start it
+	// again (RestartAPIServer): its exit is then no failure.
+	replaced atomic.Bool
 }
 
 // startProcess runs bin with args in dir, its stdout and stderr written to

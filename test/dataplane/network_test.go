@@ -23,7 +23,7 @@ const probeAddr = "198.18.255.254:0"
 
 // ensureLocalPodNetwork makes podNetwork local (ip route add local ... dev
 // lo) unless it already is. That needs root (CAP_NET_ADMIN); without it the
-// caller skips the data-plane tests.
+// data-plane package fails, saying so.
 func ensureLocalPodNetwork() error {
 	if bindable() {
 		return nil

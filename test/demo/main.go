@@ -1,13 +1,22 @@
-// Command demo runs a real multi-batch release on a local control plane and
-// shows it as it happens. It starts the control plane of package
-// test/cluster (building it on first use), runs the sluice manager
-// in-process, applies examples/multi-batch-deployment, changes the image
-// from v1 to v2 and approves each paused step, alternating the two ways a
-// user approves. Then it stops everything it started. `make demo` runs it.
+// Command demo shows sluice on a local control plane, live in the
+// terminal, and then stops everything it started. `make demo` runs it.
+//
+// By default it tells the GitOps story: a Git repository served locally,
+// real Flux (source-controller and kustomize-controller) applying it, a
+// stand-in for GitHub (test/githubfake) holding the pull request and the
+// commit statuses and delivering signed webhooks to sluice, and sluice's
+// manager in-process with a GitGate bound to the Rollout. A pull request
+// that bumps the image is merged; the release pauses and the merge commit
+// shows a pending status; a reviewer's label approves the next step; a
+// `git revert` of the merge, pushed while Flux is suspended, puts every pod
+// and all traffic back on the stable version before Flux syncs it.
+//
+// With --basic (`make demo-basic`) it runs the kubectl-only release of
+// examples/multi-batch-deployment instead.
 //
 // Usage:
 //
-//	go run ./test/demo [--pace 3s] [--keep]
+//	go run ./test/demo [--basic] [--pace 3s] [--keep] [--plain] [--dir DIR]
 package main
 
 import (
@@ -23,19 +32,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
-	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/cmd/sluice/app"
-	"github.com/sluice-dev/sluice/examples"
-	"github.com/sluice-dev/sluice/release/approval"
-	"github.com/sluice-dev/sluice/test/cluster"
-	"github.com/sluice-dev/sluice/test/env"
 )
 
 // Widths of the live panel, in columns.
@@ -46,34 +42,70 @@ const (
 
 // options are the demo's flags.
 type options struct {
-	// keep leaves the cluster and sluice running after the release until
-	// the demo is interrupted.
+	// basic runs the kubectl-only multi-batch release instead of the
+	// GitOps story.
+	basic bool
+	// keep leaves everything running after the story until the demo is
+	// interrupted.
 	keep bool
-	// pace is how long each paused step stays on screen before the demo
-	// approves it.
+	// pace is how long the demo shows what it is about to do before it
+	// does it; zero runs the story without pauses.
 	pace time.Duration
+	// plain appends lines instead of redrawing a panel, even on a
+	// terminal.
+	plain bool
+	// dir is the state directory; empty means $SLUICE_CACHE/demo.
+	dir string
+	// record, when set, is a file the demo writes the story's milestones
+	// to, one JSON object a line (its test reads them).
+	record string
+}
+
+// parseOptions reads the command line.
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.basic, "basic", false, "run the kubectl-only multi-batch release instead of the GitOps story")
+	fs.BoolVar(&o.keep, "keep", false, "after the story, keep everything running until interrupted (Ctrl-C), and print the commands to try by hand")
+	fs.DurationVar(&o.pace, "pace", 3*time.Second, "how long the demo shows what it is about to do before it does it (0: no pauses)")
+	fs.BoolVar(&o.plain, "plain", false, "append lines instead of redrawing a panel, even on a terminal")
+	fs.StringVar(&o.dir, "dir", "", "state directory (default $SLUICE_CACHE/demo); a new run starts afresh there")
+	fs.StringVar(&o.record, "record", "", "write the story's milestones to this file, one JSON object a line")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return o, nil
 }
 
 func main() {
-	var o options
-	flag.BoolVar(&o.keep, "keep", false, "after the release, keep the control plane and sluice running until interrupted (Ctrl-C)")
-	flag.DurationVar(&o.pace, "pace", 3*time.Second, "how long each paused step stays on screen before the demo approves it")
-	flag.Parse()
-	os.Exit(exitCode(o))
+	os.Exit(exitCode(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // exitCode runs the demo until it ends or is interrupted and returns the
 // process exit status.
-func exitCode(o options) int {
+func exitCode(args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "demo: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, o, os.Stdout)
+	err = run(ctx, o, stdout)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "demo: interrupted; everything it started is stopped")
+		fmt.Fprintln(stderr, "demo: interrupted; everything it started is stopped")
 		return 130
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "demo: %v\n", err)
+		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return 1
 	}
 	return 0
@@ -82,154 +114,31 @@ func exitCode(o options) int {
 // run runs the demo, writing to out, and stops what it started before it
 // returns, also when ctx ends.
 func run(ctx context.Context, o options, out io.Writer) (err error) {
-	begin := time.Now()
-	fmt.Fprintln(out, "sluice demo: a multi-batch release of a 10-pod Deployment on a local control plane")
-	fmt.Fprintln(out, "Finding the control-plane binaries; the first run builds Kubernetes from source (about 7-10 minutes on 2 cores)")
-	bin, err := cluster.Binaries(ctx, &linePrefixer{w: out, prefix: "  build: "})
-	if err != nil {
-		return err
-	}
-	dir, err := stateDir()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "Starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok in %s\n", dir)
-	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, BinDir: bin, Log: &linePrefixer{w: out, prefix: "  "}})
-	if err != nil {
-		return fmt.Errorf("starting the local control plane: %w", err)
-	}
-	defer func() {
-		fmt.Fprintln(out, "Stopping the local control plane")
-		err = errors.Join(err, c.Stop())
-	}()
-
-	cfg := c.RESTConfig()
-	if err := env.InstallCRDs(ctx, cfg); err != nil {
-		return fmt.Errorf("installing the CRDs: %w", err)
-	}
-	logPath := filepath.Join(dir, "logs", "sluice.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, logFile.Close()) }()
-	logger := zap.New(zap.WriteTo(logFile), zap.ConsoleEncoder())
-	klog.SetLogger(logger) // client-go's own messages go to the file too, not over the panel
-	fmt.Fprintf(out, "Starting sluice in-process (its log: %s)\n", logPath)
-	m, err := env.StartManager(ctx, cfg, env.ManagerOptions{Name: "sluice-demo", Logger: logger})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		fmt.Fprintln(out, "Stopping sluice")
-		err = errors.Join(err, m.Stop())
-	}()
-	fmt.Fprintf(out, "Ready in %s\n\n", time.Since(begin).Round(100*time.Millisecond))
-
-	d, objs, err := newDemo(c, o, out)
-	if err != nil {
-		return err
-	}
-	if err := d.apply(ctx, objs); err != nil {
-		return err
-	}
-	d.note("Applied examples/%s: Namespace %s, Deployment %s (%s), Rollout %s", examples.MultiBatchDeploymentDir,
-		d.key.Namespace, d.key.Name, d.oldImage, d.key.Name)
-	final, err := d.run(ctx)
-	d.screen.close()
-	if err != nil {
-		return err
-	}
-	summarize(out, final, time.Since(d.start))
-	if o.keep {
-		return keep(ctx, out, c, d)
-	}
-	return nil
-}
-
-// newDemo decodes the example and prepares the demo of its release, from
-// its image to the same image tagged v2.
-func newDemo(c *cluster.Cluster, o options, out io.Writer) (*demo, []client.Object, error) {
-	scheme, err := app.Scheme()
-	if err != nil {
-		return nil, nil, err
-	}
-	objs, err := examples.MultiBatchDeployment(scheme)
-	if err != nil {
-		return nil, nil, err
-	}
-	var dep *appsv1.Deployment
-	for _, obj := range objs {
-		if x, ok := obj.(*appsv1.Deployment); ok {
-			dep = x
+	dir := o.dir
+	if dir == "" {
+		if dir, err = stateDir(); err != nil {
+			return err
 		}
 	}
-	if dep == nil || len(dep.Spec.Template.Spec.Containers) == 0 {
-		return nil, nil, errors.New("the example has no Deployment with a container")
-	}
-	cl, err := client.New(c.RESTConfig(), client.Options{Scheme: scheme})
+	// First of all: every library that logs (controller-runtime, client-go,
+	// the Git server) writes to files from now on, never over the story.
+	logs, err := openLogs(filepath.Join(dir, "logs"))
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	ct := dep.Spec.Template.Spec.Containers[0]
-	d := &demo{
-		c: cl, screen: newScreen(out), pace: o.pace, failed: c.Failed(), start: time.Now(),
-		key:       types.NamespacedName{Namespace: dep.Namespace, Name: dep.Name},
-		container: ct.Name, oldImage: ct.Image, newImage: withTag(ct.Image, "v2"),
+	st := &stack{out: out, dir: dir, logs: logs}
+	defer func() {
+		err = errors.Join(err, st.stop(), logs.close())
+		st.printLogs()
+	}()
+	if o.basic {
+		return runBasic(ctx, o, out, st)
 	}
-	d.title = fmt.Sprintf("Rollout %s/%s: releasing %s", dep.Namespace, dep.Name, d.newImage)
-	return d, objs, nil
+	return runGitOps(ctx, o, out, st)
 }
 
-// summarize prints the end state of a completed release and the approvals
-// sluice recorded.
-func summarize(out io.Writer, s *snapshot, took time.Duration) {
-	ro, d := s.rollout, s.deployment
-	fmt.Fprintf(out, "\nRelease complete after %s: %s\n", took.Round(100*time.Millisecond), ro.Status.Message)
-	_, held := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]
-	fmt.Fprintf(out, "Deployment %s handed back: paused=%v, %s, %s, minReadySeconds %d, %s annotation present=%v\n",
-		d.Name, d.Spec.Paused, d.Spec.Strategy.Type, rollingBounds(d), d.Spec.MinReadySeconds, rolloutsv1beta1.DeploymentOriginalAnnotation, held)
-	records, err := approval.Records(ro.Annotations[rolloutsv1beta1.ApprovalsAnnotation])
-	if err != nil {
-		fmt.Fprintf(out, "The approvals record is unreadable: %v\n", err)
-		return
-	}
-	fmt.Fprintf(out, "Approvals recorded on Rollout %s (annotation %s):\n", ro.Name, rolloutsv1beta1.ApprovalsAnnotation)
-	for _, r := range records {
-		at := "-"
-		if r.At != nil {
-			at = r.At.Local().Format("15:04:05")
-		}
-		fmt.Fprintf(out, "  step %d  revision %s  by %-14s via %-10s at %s\n", r.Step, r.Revision, r.By, r.Via, at)
-	}
-	fmt.Fprintln(out)
-}
-
-// keep leaves the cluster and sluice running until ctx ends or the
-// cluster fails, and says how to use them meanwhile.
-func keep(ctx context.Context, out io.Writer, c *cluster.Cluster, d *demo) error {
-	ns, name := d.key.Namespace, d.key.Name
-	fmt.Fprintf(out, `The control plane and sluice keep running. In another terminal:
-
-  export KUBECONFIG=%s
-  kubectl -n %s get rollout,deployment,pods
-  kubectl -n %s set image deployment/%s %s=%s
-  kubectl -n %s get rollout %s -w
-
-Approve paused steps as examples/%s/README.md shows.
-Press Ctrl-C here to stop sluice and the control plane.
-`, c.KubeconfigPath(), ns, ns, name, d.container, withTag(d.newImage, "v3"), ns, name, examples.MultiBatchDeploymentDir)
-	select {
-	case <-ctx.Done():
-		return nil
-	case err := <-c.Failed():
-		return fmt.Errorf("the local control plane failed: %w", err)
-	}
-}
-
-// stateDir is where the demo's control plane keeps its state and logs:
-// $SLUICE_CACHE/demo, SLUICE_CACHE defaulting to the user cache directory's
-// sluice folder. A new run starts afresh there.
+// stateDir is where the demo keeps its state and logs: $SLUICE_CACHE/demo,
+// SLUICE_CACHE defaulting to the user cache directory's sluice folder.
 func stateDir() (string, error) {
 	if cache := os.Getenv("SLUICE_CACHE"); cache != "" {
 		return filepath.Join(cache, "demo"), nil

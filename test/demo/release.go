@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -16,27 +15,15 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
-// Timing of the demo's loops.
-const (
-	tick        = 200 * time.Millisecond
-	waitTimeout = 2 * time.Minute
-)
-
 // demo drives one release of the example Deployment and shows it.
 type demo struct {
-	c      client.Client
-	screen *screen
-	// pace is how long a paused step stays on screen before the demo
-	// approves it.
-	pace time.Duration
+	*runner
+	c client.Client
 	// key names both the Rollout and the Deployment.
 	key types.NamespacedName
 	// container, oldImage and newImage say what the release changes.
 	container, oldImage, newImage string
-	// failed reports a control-plane process that died.
-	failed <-chan error
-	start  time.Time
-	title  string
+	title                         string
 }
 
 // approver is one way a user approves a paused step.
@@ -228,42 +215,4 @@ func (d *demo) watch(ctx context.Context, what string, next []string, done func(
 		return done(s), nil
 	})
 	return last, err
-}
-
-// until polls cond every tick for up to waitTimeout.
-func (d *demo) until(ctx context.Context, what string, cond func(context.Context) (bool, error)) error {
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		ok, err := cond(ctx)
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			return nil
-		case time.Now().After(deadline):
-			return fmt.Errorf("gave up waiting for %s after %s", what, waitTimeout)
-		}
-		if err := d.sleep(ctx, tick); err != nil {
-			return err
-		}
-	}
-}
-
-// sleep waits for dur, the end of ctx or a control-plane failure.
-func (d *demo) sleep(ctx context.Context, dur time.Duration) error {
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case err := <-d.failed:
-		return errors.Join(errors.New("the local control plane failed"), err)
-	case <-t.C:
-		return nil
-	}
-}
-
-// note writes a timestamped line that stays on screen.
-func (d *demo) note(format string, args ...any) {
-	d.screen.note(fmt.Sprintf("[%5.1fs] ", time.Since(d.start).Seconds()), fmt.Sprintf(format, args...))
 }

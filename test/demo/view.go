@@ -22,10 +22,18 @@ type frame struct {
 	Revisions []revision
 	// Workload describes the Deployment fields sluice holds.
 	Workload string
+	// Extra are more labelled lines after the workload's (traffic, Flux,
+	// GitHub), in order.
+	Extra []field
 	// Next says what happens next, and what a user would do.
 	Next []string
 	// Countdown says when the demo acts; only the live panel shows it.
 	Countdown string
+}
+
+// field is one labelled line of the panel.
+type field struct {
+	Label, Text string
 }
 
 // revision counts the pods of one revision.
@@ -67,6 +75,9 @@ func render(f frame, width int) []string {
 		add("pods", "none yet")
 	}
 	add("deployment", orDash(f.Workload))
+	for _, x := range f.Extra {
+		add(x.Label, orDash(x.Text))
+	}
 	add("message", orDash(f.Message))
 	out = append(out, "", "Next")
 	for _, l := range f.Next {
@@ -101,6 +112,11 @@ func statusLine(f frame) string {
 	}
 	for _, r := range f.Revisions {
 		parts = append(parts, fmt.Sprintf("%s %d/%d ready", r.Name, r.Ready, r.Pods))
+	}
+	for _, x := range f.Extra {
+		if x.Text != "" {
+			parts = append(parts, x.Label+" "+x.Text)
+		}
 	}
 	if f.Message != "" {
 		parts = append(parts, f.Message)
@@ -174,10 +190,11 @@ type screen struct {
 	next    string // last Next block written (plain)
 }
 
-// newScreen returns a screen writing to out, live when out is a terminal.
-func newScreen(out io.Writer) *screen {
+// newScreen returns a screen writing to out, live when out is a terminal
+// and plain is false.
+func newScreen(out io.Writer, plain bool) *screen {
 	live, width := terminal(out)
-	return &screen{out: out, live: live, width: width}
+	return &screen{out: out, live: live && !plain, width: width}
 }
 
 // draw shows f.

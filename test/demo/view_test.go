@@ -85,7 +85,7 @@ func TestStatusLine(t *testing.T) {
 // line only when it changes; the countdown never shows.
 func TestScreen_plainAppendsOnlyChanges(t *testing.T) {
 	var out bytes.Buffer
-	s := newScreen(&out)
+	s := newScreen(&out, false)
 	f := frame{Phase: "Healthy", Next: []string{"wait"}, Countdown: "in 3s"}
 	s.draw(f)
 	f.Countdown = "in 2s"

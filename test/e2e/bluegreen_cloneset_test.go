@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -122,7 +123,8 @@ func assertBlueGreenHandedBack(t *testing.T, k partitionKind, ns, name string, o
 // Then step 1 runs 2 new pods beside all 4 old ones, with the CloneSet held
 // at maxSurge 2, maxUnavailable 0 and an inflated minReadySeconds; the
 // approval goes through status.blueGreenStatus as kubectl-kruise sends it;
-// step 2 runs 4 new pods beside the 4 old ones; and the release ends with
+// step 2 runs 4 new pods beside the 4 old ones and pauses too (the last
+// step of a blue-green release waits, as in OpenKruise); and the release ends with
 // only new pods and the CloneSet exactly as it was configured. Ready pods
 // never fall below 4.
 func TestCloneSet_blueGreen_newPodsBesideAllOldOnes(t *testing.T) {
@@ -130,6 +132,9 @@ func TestCloneSet_blueGreen_newPodsBesideAllOldOnes(t *testing.T) {
 	ns := newNamespace(t)
 	original, pods := startBlueGreen(t, k, ns)
 
+	approveBlueGreen(t, ns, "app")
+	waitStep(t, ns, "app", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	waitPods(t, ns, "app", map[string]int{v1: 4, v2: 4})
 	approveBlueGreen(t, ns, "app")
 	waitCompleted(t, ns, "app")
 	waitPods(t, ns, "app", map[string]int{v2: 4})
@@ -366,11 +371,12 @@ func (m *podMonitor) stop(t *testing.T) podSample {
 // Given a CloneSet with updateStrategy.type InPlaceOnly (which cannot run
 // pods above replicas) and a blue-green Rollout of it
 // When the image changes
-// Then the Rollout reports Supported=False naming the update type, the
-// update held by the webhook is handed straight back, and the CloneSet's
-// own controller updates every pod, leaving the CloneSet as configured
-// (no partition, no sluice marks).
-func TestCloneSet_blueGreen_inPlaceOnly_reportedAndHandedBack(t *testing.T) {
+// Then the Rollout reports Supported=False naming the update type, and the
+// update stays held, no pod replaced: releasing it without the blue-green
+// steps the Rollout asks for would be a silent downgrade. Once the Rollout
+// is disabled, the CloneSet is handed back as configured (no partition, no
+// sluice marks) and its own controller updates every pod.
+func TestCloneSet_blueGreen_inPlaceOnly_reportedAndHeldUntilDisabled(t *testing.T) {
 	k := blueGreenCloneSets()
 	spec := k.spec
 	k.spec = func(name string, replicas int32, image string) map[string]any {
@@ -389,7 +395,22 @@ func TestCloneSet_blueGreen_inPlaceOnly_reportedAndHandedBack(t *testing.T) {
 			strings.Contains(c.Message, "InPlaceOnly")
 	})
 
-	setWorkloadImage(t, k, ns, "app", v2)
+	assertHeldAt(t, k, setWorkloadImage(t, k, ns, "app", v2), k.hold)
+	waitRollout(t, ns, "app", "holding the update, saying why", func(r *rolloutsv1beta1.Rollout) bool {
+		return strings.Contains(r.Status.Message, "Holding revision") && strings.Contains(r.Status.Message, "InPlaceOnly")
+	})
+	holdsFor(t, 3*time.Second, func() string {
+		if got, _ := podImagesReady(t, ns, "app"); got[v1] != 4 || got[v2] != 0 {
+			return fmt.Sprintf("pods by image %v while blocked, want all 4 on %s", got, v1)
+		}
+		return ""
+	})
+
+	ro := getRollout(t, ns, "app")
+	ro.Spec.Disabled = true
+	if err := suite.c.Update(ctxFor(t), ro); err != nil {
+		t.Fatalf("disabling the Rollout: %v", err)
+	}
 	waitPods(t, ns, "app", map[string]int{v2: 4})
 	eventually(t, "the CloneSet handed back", func() (bool, string) {
 		u := getWorkload(t, k, ns, "app")
@@ -398,8 +419,4 @@ func TestCloneSet_blueGreen_inPlaceOnly_reportedAndHandedBack(t *testing.T) {
 		return !held && !partitioned, fmt.Sprintf("annotations %v", u.GetAnnotations())
 	})
 	assertBlueGreenHandedBack(t, k, ns, "app", original, true)
-	if ro := getRollout(t, ns, "app"); ro.Status.Phase != rolloutsv1beta1.RolloutPhaseHealthy || ro.Status.BlueGreenStatus != nil &&
-		ro.Status.BlueGreenStatus.CurrentStepState != "" && ro.Status.BlueGreenStatus.CurrentStepState != rolloutsv1beta1.CanaryStepStateCompleted {
-		t.Fatalf("Rollout of an unsupported CloneSet: %s", describe(ro))
-	}
 }

@@ -16,8 +16,9 @@ import (
 // When a new image is released and the step pauses
 // Then all 4 old pods and all 4 new ones keep running while the step waits:
 // the new pods never count as available, so Kubernetes never treats the new
-// ReplicaSet as saturated and never scales the old one down; after the
-// approval the release completes with only new pods.
+// ReplicaSet as saturated and never scales the old one down; the last step
+// pauses with them all too; after its approval the release completes with
+// only new pods.
 func TestRollout_blueGreen_fullStepBeforeTheLast_keepsEveryOldPod(t *testing.T) {
 	ns := newNamespace(t)
 	deployment(t, ns, "web", 4, v1)
@@ -57,6 +58,13 @@ func TestRollout_blueGreen_fullStepBeforeTheLast_keepsEveryOldPod(t *testing.T) 
 	}
 	if pods := podImages(t, ns, "web"); pods[v1] != 4 || pods[v2] != 4 {
 		t.Fatalf("step 1: pods by image %v, want 4 old and 4 new", pods)
+	}
+	approveBlueGreen(t, ns, "web")
+	waitRollout(t, ns, "web", "blue-green step 2 paused", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.CurrentStepIndex == 2 && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
+	})
+	if pods := podImages(t, ns, "web"); pods[v1] != 4 || pods[v2] != 4 {
+		t.Fatalf("step 2: pods by image %v, want 4 old and 4 new", pods)
 	}
 	approveBlueGreen(t, ns, "web")
 	waitRollout(t, ns, "web", "completed", func(r *rolloutsv1beta1.Rollout) bool {

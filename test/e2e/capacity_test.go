@@ -8,15 +8,18 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// capacityMonitor watches the ReplicaSets of an app during a release and
-// records the largest total they asked for and the fewest ready pods they
-// reported. It samples what a Deployment's maxSurge and maxUnavailable
-// govern: ReplicaSet sizes and their ready counts. (Pod-level samples see
-// transients that Kubernetes' own rolling updates have too: a pod created
-// by one ReplicaSet before another has removed the one it scaled away.)
+// capacityMonitor watches an app during a release and records the largest
+// total its ReplicaSets asked for and the fewest ready pods it had. The
+// upper bound samples what maxSurge governs, ReplicaSet sizes (pod-level
+// counts see transients that Kubernetes' own rolling updates have too: a
+// pod created by one ReplicaSet before another has removed the one it
+// scaled away). The lower bound counts the pods themselves: the ReplicaSets'
+// status.readyReplicas are written one ReplicaSet at a time, so a sample of
+// them can miss pods that are ready, and a busy machine widens that lag.
 type capacityMonitor struct {
 	mu                sync.Mutex
 	maxPods, minReady int
@@ -36,13 +39,24 @@ func watchCapacity(t *testing.T, ns, app string) *capacityMonitor {
 		for {
 			sets := &appsv1.ReplicaSetList{}
 			if err := suite.c.List(ctx, sets, client.InNamespace(ns), client.MatchingLabels{"app": app}); err == nil {
-				pods, ready := 0, 0
+				pods := 0
 				for _, rs := range sets.Items {
 					pods += int(*rs.Spec.Replicas)
-					ready += int(rs.Status.ReadyReplicas)
 				}
 				m.mu.Lock()
-				m.maxPods, m.minReady = max(m.maxPods, pods), min(m.minReady, ready)
+				m.maxPods = max(m.maxPods, pods)
+				m.mu.Unlock()
+			}
+			list := &corev1.PodList{}
+			if err := suite.c.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{"app": app}); err == nil {
+				ready := 0
+				for i := range list.Items {
+					if p := &list.Items[i]; p.DeletionTimestamp == nil && podReady(p) {
+						ready++
+					}
+				}
+				m.mu.Lock()
+				m.minReady = min(m.minReady, ready)
 				m.mu.Unlock()
 			}
 			select {

@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -148,26 +146,6 @@ func TestRollout_restorePatchAppliedByHand_completesWhenSluiceReturns(t *testing
 		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
 	})
 	assertRestored(t, ns, "web")
-}
-
-// Given a Deployment with the Recreate strategy
-// When a Rollout is created for it and its image changes
-// Then the Rollout reports it cannot release it, and the update is not held.
-func TestRollout_recreateDeployment_reportedAndNotHeld(t *testing.T) {
-	ns := newNamespace(t)
-	deployment(t, ns, "web", 2, v1)
-	d := getDeployment(t, ns, "web")
-	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-	if err := suite.c.Update(ctxFor(t), d); err != nil {
-		t.Fatal(err)
-	}
-	createRollout(t, newRollout(ns, "web", step("1", nil), step("100%", nil)))
-	waitRollout(t, ns, "web", "Supported=False naming Recreate", func(r *rolloutsv1beta1.Rollout) bool {
-		c := condition(r, rolloutsv1beta1.RolloutConditionSupported)
-		return c != nil && c.Status == "False" && strings.Contains(c.Message, "Recreate")
-	})
-	setImage(t, ns, "web", v2)
-	waitDeploymentComplete(t, ns, "web", v2)
 }
 
 // Given a release paused at step 1 of a Rollout annotated

@@ -50,11 +50,18 @@ func TestMain(m *testing.M) {
 
 // startManager runs sluice for the scenarios.
 func startManager(ctx context.Context) error {
+	return startManagerWith(ctx, env.ManagerOptions{})
+}
+
+// startManagerWith runs sluice for the scenarios with the options o (its
+// name, logger and metrics address are the suite's).
+func startManagerWith(ctx context.Context, o env.ManagerOptions) error {
 	addr, err := freeAddr()
 	if err != nil {
 		return err
 	}
-	m, err := env.StartManager(ctx, suite.cfg, env.ManagerOptions{Name: "sluice-e2e", Logger: testLogger(), MetricsAddr: addr})
+	o.Name, o.Logger, o.MetricsAddr = "sluice-e2e", testLogger(), addr
+	m, err := env.StartManager(ctx, suite.cfg, o)
 	if err != nil {
 		return fmt.Errorf("starting sluice: %w", err)
 	}

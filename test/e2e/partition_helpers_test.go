@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/controllers/webhookrules"
 	"github.com/sluice-dev/sluice/test/fakeoperators"
 )
 
@@ -324,28 +325,29 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// waitWorkloadRule waits until sluice's workload webhook intercepts
-// updates of resource (present) or no longer does.
+// waitWorkloadRule waits until sluice's webhook for custom kinds (in its
+// own configuration, beside the registered one) intercepts updates of
+// resource (present) or no longer does.
 func waitWorkloadRule(t *testing.T, group, resource string, present bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("workload webhook rule for %s.%s present=%v", resource, group, present), func() (bool, string) {
 		cfg := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := suite.c.Get(ctxFor(t), client.ObjectKey{Name: "sluice-e2e"}, cfg); err != nil {
+		err := suite.c.Get(ctxFor(t), client.ObjectKey{Name: webhookrules.OwnConfigName("sluice-e2e")}, cfg)
+		if apierrors.IsNotFound(err) {
+			return !present, "no configuration for custom kinds"
+		}
+		if err != nil {
 			return false, err.Error()
 		}
+		found := false
 		for _, wh := range cfg.Webhooks {
-			if wh.Name != "mworkload.sluice.dev" {
-				continue
-			}
-			found := false
 			for _, r := range wh.Rules {
 				if len(r.APIGroups) == 1 && r.APIGroups[0] == group && len(r.Resources) == 1 && r.Resources[0] == resource {
 					found = true
 				}
 			}
-			return found == present, mustJSON(wh.Rules)
 		}
-		return false, "no workload webhook"
+		return found == present, mustJSON(cfg.Webhooks)
 	})
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,11 +58,18 @@ func jump(t *testing.T, ns, name string, next int32) {
 	}
 }
 
+// hostPorts hands each caller of unschedulableBeyondNodes a host port of
+// its own: the nodes are shared by the package's tests, and pods of an
+// earlier test (still terminating, or kept for a failed test's dump) must
+// not take the one port a later test's pods need.
+var hostPorts atomic.Int32
+
 // unschedulableBeyondNodes makes the new revision's pods need a host port,
 // so at most one runs per node (3 nodes) and the rest stay Pending.
 func unschedulableBeyondNodes(t *testing.T, ns, name string) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q,"ports":[{"containerPort":8080,"hostPort":18080}]}]}}}}`, v2)
+	port := 18080 + hostPorts.Add(1)
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q,"ports":[{"containerPort":8080,"hostPort":%d}]}]}}}}`, v2, port)
 	d := getDeployment(t, ns, name)
 	if err := suite.c.Patch(ctxFor(t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
 		t.Fatal(err)
@@ -70,32 +78,43 @@ func unschedulableBeyondNodes(t *testing.T, ns, name string) {
 
 // Given a Deployment of 10 pods with maxUnavailable 25% (2 pods), and a new
 // revision of which only 3 pods can run
-// When a step asks for 5 new pods and failureThreshold is not set
-// Then the step counts as done with 3 ready, as the workload's
-// maxUnavailable tolerates 2; with failureThreshold 0 it is not.
-func TestRollout_failureThresholdUnset_toleratesMaxUnavailable(t *testing.T) {
+// When a timed step asks for 5 new pods
+// Then with failureThreshold unset the step does not count as done (zero
+// tolerance, as OpenKruise behaves): it stays upgrading and reports
+// Stalled naming the pending pods; so does failureThreshold 0; with the
+// opt-in sluice.dev/failure-threshold-default: maxUnavailable it counts as
+// done with 3 ready, as the workload's maxUnavailable tolerates 2.
+func TestRollout_failureThresholdUnset_toleratesNone(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		threshold *intstr.IntOrString
+		optIn     bool
 		wantDone  bool
 	}{
-		{"unset tolerates maxUnavailable", nil, true},
-		{"zero tolerates none", ptr(intstr.FromInt32(0)), false},
+		{"unset tolerates none", nil, false, false},
+		{"zero tolerates none", ptr(intstr.FromInt32(0)), false, false},
+		{"unset with the opt-in tolerates maxUnavailable", nil, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := newNamespace(t)
 			deployment(t, ns, "web", 10, v1)
-			ro := newRollout(ns, "web", step("50%", nil), step("100%", nil))
+			ro := newRollout(ns, "web", step("50%", ptr[int32](1)), step("100%", nil))
 			ro.Spec.Strategy.Canary.FailureThreshold = tt.threshold
+			ro.Annotations = map[string]string{}
+			if tt.optIn {
+				ro.Annotations[rolloutsv1beta1.FailureThresholdDefaultAnnotation] = rolloutsv1beta1.FailureThresholdDefaultMaxUnavailable
+			}
 			if !tt.wantDone {
-				ro.Annotations = map[string]string{rolloutsv1beta1.ProgressDeadlineAnnotation: "3s"}
+				ro.Annotations[rolloutsv1beta1.ProgressDeadlineAnnotation] = "3s"
 			}
 			createRollout(t, ro)
 			unschedulableBeyondNodes(t, ns, "web")
 			if tt.wantDone {
-				got := waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+				got := waitRollout(t, ns, "web", "past step 1", func(r *rolloutsv1beta1.Rollout) bool {
+					return r.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing && r.Status.CurrentStepIndex == 2
+				})
 				if got.Status.CanaryStatus.CanaryReadyReplicas != 3 {
-					t.Fatalf("step done with %d ready, want 3", got.Status.CanaryStatus.CanaryReadyReplicas)
+					t.Fatalf("step 1 done with %d ready, want 3", got.Status.CanaryStatus.CanaryReadyReplicas)
 				}
 				return
 			}
@@ -109,6 +128,9 @@ func TestRollout_failureThresholdUnset_toleratesMaxUnavailable(t *testing.T) {
 			}
 			if c := condition(got, rolloutsv1beta1.RolloutConditionStalled); !strings.Contains(c.Message, "Unschedulable") {
 				t.Fatalf("Stalled message %q does not say why the pods are not ready", c.Message)
+			}
+			if pods := podImages(t, ns, "web"); pods[v2] != 5 {
+				t.Fatalf("pods by image %v, want 5 new (3 running, 2 pending)", pods)
 			}
 		})
 	}
@@ -218,7 +240,9 @@ func TestRollout_rollbackInBatch_goesThroughTheSteps(t *testing.T) {
 // When the image changes
 // Then each step adds new pods beside all 4 old ones (never fewer than 4
 // ready old pods), approvals go through status.blueGreenStatus as
-// kubectl-kruise sends them, and the old pods go only at the end.
+// kubectl-kruise sends them, the last step (every new pod beside every old
+// one) pauses too, as in OpenKruise, and the old pods go only once it is
+// approved.
 func TestRollout_blueGreen_newPodsBesideAllOldOnes(t *testing.T) {
 	ns := newNamespace(t)
 	deployment(t, ns, "web", 4, v1)
@@ -232,7 +256,7 @@ func TestRollout_blueGreen_newPodsBesideAllOldOnes(t *testing.T) {
 	for _, want := range []struct {
 		step int32
 		new  int
-	}{{1, 2}} {
+	}{{1, 2}, {2, 4}} {
 		got := waitRollout(t, ns, "web", fmt.Sprintf("blue-green step %d paused", want.step), func(r *rolloutsv1beta1.Rollout) bool {
 			return r.Status.CurrentStepIndex == want.step && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
 		})
@@ -244,7 +268,6 @@ func TestRollout_blueGreen_newPodsBesideAllOldOnes(t *testing.T) {
 		}
 		approveBlueGreen(t, ns, "web")
 	}
-	// The last step releases everything and does not pause.
 	waitRollout(t, ns, "web", "completed", func(r *rolloutsv1beta1.Rollout) bool {
 		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
 	})

@@ -186,6 +186,16 @@ func TestTraffic_blueGreenDeployment_httpRoute(t *testing.T) {
 	assertSelected(t, ns, map[string]int{v2: 2}, map[string]int{v1: 4})
 
 	approveBlueGreen(t, ns, "web")
+	// The last step pauses too, with every request on the new pods and
+	// every old pod still running: the instant way back until approved.
+	waitStep(t, ns, "web", 3, rolloutsv1beta1.CanaryStepStatePaused)
+	if got := routeRules(t, ns, "web"); got != "[/ -> web:0,web-canary:100]" {
+		t.Fatalf("step 3 rules: %s", got)
+	}
+	if pods := podImages(t, ns, "web"); pods[v1] != 4 || pods[v2] != 4 {
+		t.Fatalf("step 3: pods by image %v, want 4 old and 4 new", pods)
+	}
+	approveBlueGreen(t, ns, "web")
 	waitRollout(t, ns, "web", "completed", func(r *rolloutsv1beta1.Rollout) bool {
 		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
 	})

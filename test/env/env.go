@@ -22,6 +22,21 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config) error {
 	return config.InstallCRDs(ctx, cfg, "sluice-test")
 }
 
+// ManagerUser is who the manager StartManager runs authenticates as: a
+// user of its own, apart from the tests' admin, as an installed sluice runs
+// under its ServiceAccount. sluice's admission webhooks tell its own writes
+// from everyone else's by this identity.
+const ManagerUser = "sluice-manager"
+
+// ManagerConfig returns cfg acting as ManagerUser (impersonated, with the
+// permissions of a cluster admin), the identity of a manager StartManager
+// runs.
+func ManagerConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: ManagerUser, Groups: []string{"system:masters"}}
+	return c
+}
+
 // ManagerOptions configure StartManager.
 type ManagerOptions struct {
 	// Name distinguishes the webhook configurations of several managers.
@@ -33,6 +48,15 @@ type ManagerOptions struct {
 	// MetricsAddr is where the manager serves its metrics; empty disables
 	// them.
 	MetricsAddr string
+	// WorkloadFailurePolicy is the failure policy of the workload webhook,
+	// Ignore (the default) or Fail.
+	WorkloadFailurePolicy string
+	// GitAllowInsecureHTTP lets GitGates read Git over plain HTTP (the
+	// test Git server).
+	GitAllowInsecureHTTP bool
+	// GitHubWebhookAddr serves sluice's GitHub webhook receiver (path
+	// app.GitHubWebhookPath) on this address; empty disables it.
+	GitHubWebhookAddr string
 }
 
 // Manager is a sluice manager running in-process.
@@ -41,8 +65,8 @@ type Manager struct {
 	done   chan error
 }
 
-// StartManager runs the sluice manager in local mode against cfg and
-// returns once its webhooks are registered and served.
+// StartManager runs the sluice manager in local mode against cfg, as
+// ManagerUser, and returns once its webhooks are registered and served.
 func StartManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (*Manager, error) {
 	if o.Name == "" {
 		o.Name = "sluice-test"
@@ -57,16 +81,19 @@ func StartManager(ctx context.Context, cfg *rest.Config, o ManagerOptions) (*Man
 	ready := make(chan struct{})
 	m := &Manager{cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		m.done <- app.Run(runCtx, cfg, app.Options{
-			MetricsAddr:       o.MetricsAddr,
-			ProbeAddr:         "0",
-			Local:             true,
-			WebhookConfigName: o.Name,
-			WrapTransport:     o.WrapTransport,
-			Logger:            o.Logger,
-			OnReady:           func() { close(ready) },
-			InProcessRestarts: true,
-			ProgressDeadline:  10 * time.Minute,
+		m.done <- app.Run(runCtx, ManagerConfig(cfg), app.Options{
+			MetricsAddr:           o.MetricsAddr,
+			ProbeAddr:             "0",
+			Local:                 true,
+			WebhookConfigName:     o.Name,
+			WrapTransport:         o.WrapTransport,
+			Logger:                o.Logger,
+			OnReady:               func() { close(ready) },
+			InProcessRestarts:     true,
+			ProgressDeadline:      10 * time.Minute,
+			WorkloadFailurePolicy: o.WorkloadFailurePolicy,
+			GitAllowInsecureHTTP:  o.GitAllowInsecureHTTP,
+			GitHubWebhookAddr:     o.GitHubWebhookAddr,
 		})
 	}()
 	select {

@@ -48,6 +48,10 @@ type example struct {
 	canaryStyle bool
 	// atStep checks what the README documents at the paused step (from 1).
 	atStep func(t *testing.T, step int)
+	// prepare, when set, runs once the example is applied and its Rollout
+	// Healthy, before the release; what it returns runs at each paused
+	// step, after atStep.
+	prepare func(t *testing.T) func(t *testing.T, step int)
 	// atEnd checks what the README documents after the release.
 	atEnd func(t *testing.T)
 }
@@ -111,6 +115,12 @@ var examples = map[string]example{
 			wantBackends(t, "demo-gateway", "catalog", map[string]int64{"catalog": -1})
 			wantGone(t, serviceGVK, "demo-gateway", "catalog-canary")
 		},
+	},
+	"canary-prometheus-gate": {
+		namespace: "demo-analysis", workload: deploymentGVK, name: "storefront", replicas: 4,
+		v1: "registry.example/shop/storefront:v1", v2: "registry.example/shop/storefront:v2",
+		steps:   []int{1, 2},
+		prepare: prometheusGate,
 	},
 	"ab-testing-header": {
 		namespace: "demo-ab", workload: deploymentGVK, name: "checkout", replicas: 4, canaryStyle: true,
@@ -216,6 +226,10 @@ func releaseExample(t *testing.T, dir string, ex example) {
 		return ro.Status.Phase == "Healthy"
 	})
 
+	var prepared func(t *testing.T, step int)
+	if ex.prepare != nil {
+		prepared = ex.prepare(t)
+	}
 	setImage(t, ex.workload, ex.namespace, ex.name, ex.v2)
 	for i, updated := range ex.steps {
 		step := i + 1
@@ -227,6 +241,9 @@ func releaseExample(t *testing.T, dir string, ex example) {
 		waitPods(t, ex.namespace, ex.name, "step "+ro.Status.CanaryStatus.Message, want)
 		if ex.atStep != nil {
 			ex.atStep(t, step)
+		}
+		if prepared != nil {
+			prepared(t, step)
 		}
 		approve(t, ro)
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // CloneSetGVK is the kind the CloneSet double serves.
@@ -42,14 +41,14 @@ func (r *cloneSet) setup(mgr ctrl.Manager) error {
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *cloneSet) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(CloneSetGVK)
 	if err := r.reader.Get(ctx, req.NamespacedName, u); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if u.GetDeletionTimestamp() != nil {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	replicas := int(intField(u, 1, "spec", "replicas"))
 	paused, _, _ := unstructured.NestedBool(u.Object, "spec", "updateStrategy", "paused")
@@ -71,7 +70,7 @@ func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	}
 	pods, err := ownedPods(ctx, r.reader, u)
 	if err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	now := time.Now()
 	in := cloneSetInput{replicas: replicas, expected: replicas - kept, surge: surge, unavailable: unavailable, paused: paused}
@@ -92,7 +91,7 @@ func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 	plan := planCloneSet(in)
 	for _, name := range plan.remove {
 		if err := client.IgnoreNotFound(r.client.Delete(ctx, live[name])); err != nil {
-			return reconcile.Result{}, err
+			return ctrl.Result{}, err
 		}
 		delete(live, name)
 	}
@@ -108,24 +107,24 @@ func (r *cloneSet) Reconcile(ctx context.Context, req reconcile.Request) (reconc
 		pod, err := newPod(u, u.GetName()+"-"+rand.String(5), r.revisions.get(rev, template),
 			map[string]string{RevisionLabel: rev, TemplateHashLabel: shortHash(rev)}, "")
 		if err != nil {
-			return reconcile.Result{}, err
+			return ctrl.Result{}, err
 		}
 		if err := r.client.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil {
-			return reconcile.Result{}, err
+			return ctrl.Result{}, err
 		}
 		keep = append(keep, pod)
 	}
 	status := cloneSetStatus(u, keep, replicas, replicas-kept, current, update, minReady, now)
 	if err := patchStatus(ctx, r.client, u, status); err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	// A pod ready for less than minReadySeconds becomes available later
 	// without any event: look again then (not for a minReadySeconds
 	// nobody waits out).
 	if wake > 0 && wake < time.Hour {
-		return reconcile.Result{RequeueAfter: wake}, nil
+		return ctrl.Result{RequeueAfter: wake}, nil
 	}
-	return reconcile.Result{}, nil
+	return ctrl.Result{}, nil
 }
 
 // availableAt reports whether p is available at now: Ready for at least

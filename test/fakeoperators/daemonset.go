@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // DaemonSetGVK is the kind the Advanced DaemonSet double serves.
@@ -47,18 +46,18 @@ func (r *daemonSet) setup(mgr ctrl.Manager) error {
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (r *daemonSet) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *daemonSet) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(DaemonSetGVK)
 	if err := r.reader.Get(ctx, req.NamespacedName, u); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if u.GetDeletionTimestamp() != nil {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	nodeList := &corev1.NodeList{}
 	if err := r.reader.List(ctx, nodeList, client.MatchingLabels(r.nodes)); err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	nodes := make([]string, 0, len(nodeList.Items))
 	for _, n := range nodeList.Items {
@@ -78,7 +77,7 @@ func (r *daemonSet) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	}
 	pods, err := ownedPods(ctx, r.reader, u)
 	if err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	byNode := map[string]*corev1.Pod{}
 	for i := range pods {
@@ -104,19 +103,19 @@ func (r *daemonSet) Reconcile(ctx context.Context, req reconcile.Request) (recon
 			}
 			pod, err := newPod(u, u.GetName()+"-"+n, r.revisions.get(rev, template), map[string]string{RevisionLabel: rev}, n)
 			if err != nil {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 			if err := r.client.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 		case p.DeletionTimestamp == nil && p.Labels[RevisionLabel] != update && updated < expected && !paused:
 			if err := client.IgnoreNotFound(r.client.Delete(ctx, p)); err != nil {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 			updated++
 		}
 	}
-	return reconcile.Result{}, patchStatus(ctx, r.client, u, r.status(req.NamespacedName, u, nodes, byNode, update))
+	return ctrl.Result{}, patchStatus(ctx, r.client, u, r.status(req.NamespacedName, u, nodes, byNode, update))
 }
 
 // status is what an Advanced DaemonSet reports.

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // statefulSetLike is the TEST DOUBLE of a StatefulSet-like controller: pods
@@ -49,14 +48,14 @@ func (r *statefulSetLike) setup(mgr ctrl.Manager) error {
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (r *statefulSetLike) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *statefulSetLike) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(r.gvk)
 	if err := r.reader.Get(ctx, req.NamespacedName, u); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if u.GetDeletionTimestamp() != nil {
-		return reconcile.Result{}, nil
+		return ctrl.Result{}, nil
 	}
 	replicas := int(intField(u, 1, "spec", "replicas"))
 	partition := int(intField(u, 0, "spec", "updateStrategy", "rollingUpdate", "partition"))
@@ -70,7 +69,7 @@ func (r *statefulSetLike) Reconcile(ctx context.Context, req reconcile.Request) 
 	}
 	pods, err := ownedPods(ctx, r.reader, u)
 	if err != nil {
-		return reconcile.Result{}, err
+		return ctrl.Result{}, err
 	}
 	byOrdinal := map[int]*corev1.Pod{}
 	for i := range pods {
@@ -87,27 +86,27 @@ func (r *statefulSetLike) Reconcile(ctx context.Context, req reconcile.Request) 
 			}
 			pod, err := newPod(u, fmt.Sprintf("%s-%d", u.GetName(), ord), r.revisions.get(rev, template), map[string]string{RevisionLabel: rev}, "")
 			if err != nil {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 			if err := r.client.Create(ctx, pod, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 			continue
 		}
 		if p.DeletionTimestamp == nil && ord >= partition && !paused && p.Labels[RevisionLabel] != update {
 			if err := client.IgnoreNotFound(r.client.Delete(ctx, p)); err != nil {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 		}
 	}
 	for ord, p := range byOrdinal {
 		if ord >= replicas && p.DeletionTimestamp == nil {
 			if err := client.IgnoreNotFound(r.client.Delete(ctx, p)); err != nil {
-				return reconcile.Result{}, err
+				return ctrl.Result{}, err
 			}
 		}
 	}
-	return reconcile.Result{}, patchStatus(ctx, r.client, u, r.status(u, byOrdinal, replicas, current, update))
+	return ctrl.Result{}, patchStatus(ctx, r.client, u, r.status(u, byOrdinal, replicas, current, update))
 }
 
 // status is what a StatefulSet reports for the live pods.

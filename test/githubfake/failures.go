@@ -12,6 +12,9 @@ type failure struct {
 	operation string // "" matches every operation
 	status    int
 	times     int
+	// until, when set, makes the failure last until the fake's clock
+	// reaches it, whatever the number of requests (times is then unused).
+	until time.Time
 }
 
 // FailNext answers the next times requests of operation ("" for any) with status (a 5xx, say)
@@ -20,6 +23,14 @@ func (s *Server) FailNext(operation string, status, times int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failures = append(s.failures, &failure{operation: operation, status: status, times: times})
+}
+
+// FailFor answers every request of operation ("" for any) with status (a 5xx, say) and
+// GitHub's error body, without serving it, until the fake's clock has moved d on.
+func (s *Server) FailFor(operation string, status int, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, &failure{operation: operation, status: status, until: s.clock().Add(d)})
 }
 
 // ExhaustPrimary spends the hourly budget until reset: every request is answered 403 with
@@ -77,6 +88,12 @@ func (s *Server) limited(op string, header http.Header) (status int, retryAfter,
 	for i, f := range s.failures {
 		if f.operation != "" && f.operation != op {
 			continue
+		}
+		if !f.until.IsZero() {
+			if now.Before(f.until) {
+				return f.status, "", http.StatusText(f.status), true
+			}
+			continue // over: left in place, it matches nothing more
 		}
 		f.times--
 		if f.times <= 0 {

@@ -13,6 +13,7 @@ package githubfake
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -58,6 +59,8 @@ type Server struct {
 	remaining int
 	corrupt   func(operation string, body []byte) []byte
 	hooks     webhooks
+	repoHooks map[string][]repoHook // repository (lower case) -> its webhooks
+	delivered []HookDelivery
 	teams     map[string]map[string]string // "org/slug" (lower case) -> login (lower case) -> membership state
 }
 
@@ -158,6 +161,10 @@ type call struct {
 	token  tokenInfo
 	repo   *repository
 	header http.Header
+	// after runs once the response is sent, outside the fake's lock: the
+	// webhook deliveries the call causes, as GitHub sends them after
+	// answering.
+	after []func(context.Context)
 }
 
 // apiError is an error answer.
@@ -240,6 +247,9 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	s.record(req, op, status)
 	s.writeResponse(w, req, route, params, status, header, out, op)
+	for _, f := range c.after {
+		f(context.WithoutCancel(ctx))
+	}
 }
 
 // dispatch authenticates the call, finds its repository and runs the handler.

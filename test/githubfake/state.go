@@ -224,30 +224,42 @@ func (s *Server) MergePullRequest(fullName string, number int, by string) string
 func (s *Server) AddLabel(fullName string, number int, label, actor string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.mustRepo(fullName)
+	s.addLabel(s.mustRepo(fullName), number, label, actor)
+}
+
+// addLabel adds a label to a pull request as actor, recording a "labeled" event, and reports
+// whether it was not there yet.
+func (s *Server) addLabel(r *repository, number int, label, actor string) bool {
 	pr := r.pulls[number]
 	for _, l := range pr.labels {
 		if strings.EqualFold(l, label) {
-			return
+			return false
 		}
 	}
 	pr.labels = append(pr.labels, label)
 	s.recordEvent(r, number, "labeled", actor, label)
+	return true
 }
 
 // RemoveLabel removes a label from a pull request as actor, recording an "unlabeled" event.
 func (s *Server) RemoveLabel(fullName string, number int, label, actor string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.mustRepo(fullName)
+	s.removeLabelOf(s.mustRepo(fullName), number, label, actor)
+}
+
+// removeLabelOf removes a label from a pull request as actor, recording an "unlabeled" event,
+// and returns the label's name as it was spelled, "" when the pull request did not have it.
+func (s *Server) removeLabelOf(r *repository, number int, label, actor string) string {
 	pr := r.pulls[number]
 	for i, l := range pr.labels {
 		if strings.EqualFold(l, label) {
 			pr.labels = append(pr.labels[:i], pr.labels[i+1:]...)
 			s.recordEvent(r, number, "unlabeled", actor, l)
-			return
+			return l
 		}
 	}
+	return ""
 }
 
 // DeleteLabelSilently takes a label off a pull request without recording an event, as GitHub

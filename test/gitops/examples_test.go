@@ -9,18 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
 	"github.com/sluice-dev/sluice/examples"
-	"github.com/sluice-dev/sluice/gitops/revision"
+	"github.com/sluice-dev/sluice/test/argocdsim"
 	"github.com/sluice-dev/sluice/test/githubfake"
 )
 
@@ -81,19 +81,72 @@ func exampleManifest(t *testing.T, dir, tag string) string {
 // sluice/approve moves the release to step 2, sluice/promote-full finishes
 // it, and the status turns success, as the README documents.
 func TestExample_gitopsFlux_releasesWithLabels(t *testing.T) {
-	runGitOpsExample(t, "gitops-flux", func(w *world, sha string) { w.fluxSync(sha) }, func(w *world) { w.kustomization() })
+	runGitOpsExample(t, "gitops-flux", exampleTool{
+		// The README's GitRepository and Kustomization (with the test's
+		// short intervals) in flux-system.
+		start: func(w *world) {
+			w.t.Helper()
+			if err := suite.c.Create(ctxFor(w.t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "flux-system"}}); err != nil && !apierrors.IsAlreadyExists(err) {
+				w.t.Fatal(err)
+			}
+			w.startFlux("shop-checkout", "flux-system", "./apps/checkout", "")
+		},
+		applied: func(w *world, sha string) { w.waitApplied(sha) },
+	})
 }
 
 // The same as TestExample_gitopsFlux_releasesWithLabels, with the Argo CD
 // example: Argo CD's tracking annotation on the Deployment names the
 // Application whose synced revision is the commit being released.
 func TestExample_gitopsArgoCD_releasesWithLabels(t *testing.T) {
-	runGitOpsExample(t, "gitops-argocd", argoSync, argoApplication)
+	var sim *argocdsim.Sim
+	runGitOpsExample(t, "gitops-argocd", exampleTool{
+		// The README's Application, in Argo CD's namespace, synced and
+		// self-healed by the simulation.
+		start: func(w *world) {
+			w.t.Helper()
+			var err error
+			sim, err = argocdsim.Start(ctxFor(w.t), argocdsim.Options{Client: suite.c, Name: argoApp, RepoURL: w.repo.URL(), Path: "apps/checkout", Destination: w.ns})
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			w.t.Cleanup(sim.Stop)
+		},
+		applied: func(w *world, sha string) {
+			w.t.Helper()
+			w.eventually("Argo CD synced "+sha[:12], func() (bool, string) {
+				return sim.Revision() == sha, fmt.Sprint(sim.Revision(), sim.Err())
+			})
+		},
+	})
 }
 
-// runGitOpsExample applies the example in dir, with setUpTool and syncTool
-// standing in for the GitOps tool, and releases v2 with labels.
-func runGitOpsExample(t *testing.T, dir string, syncTool func(*world, string), setUpTool func(*world)) {
+// exampleTool is the GitOps tool of an example.
+type exampleTool struct {
+	// start has the tool apply the example's folder of the repository.
+	start func(*world)
+	// applied waits until the tool has applied commit sha.
+	applied func(w *world, sha string)
+}
+
+// exampleApp is the example's app as committed to Git at apps/checkout/,
+// with the Deployment at image tag.
+func exampleApp(t *testing.T, dir, tag string) map[string]string {
+	t.Helper()
+	files := map[string]string{"apps/checkout/deployment.yaml": exampleManifest(t, dir, tag)}
+	for _, name := range []string{"service.yaml", "rollout.yaml"} {
+		data, err := os.ReadFile(filepath.Join(examplesRoot, dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["apps/checkout/"+name] = string(data)
+	}
+	return files
+}
+
+// runGitOpsExample applies the example in dir, with tool as the GitOps
+// tool, and releases v2 with labels.
+func runGitOpsExample(t *testing.T, dir string, tool exampleTool) {
 	objs := exampleFiles(t, dir)
 	ns := objs["namespace.yaml"][0].GetName()
 	w := &world{t: t, ns: ns, kind: "Deployment"}
@@ -136,15 +189,13 @@ func runGitOpsExample(t *testing.T, dir string, syncTool func(*world, string), s
 		}
 		mustCreate(t, s)
 	}
-	// And the app in Git, applied by the GitOps tool; the Service and the
-	// Rollout applied beside it.
-	first := w.commit("main", "Add checkout", map[string]string{manifest: exampleManifest(t, dir, "v1")})
+	// And the app (Deployment, Service, Rollout) in Git, applied by the
+	// GitOps tool.
+	first := w.commit("main", "Add checkout", exampleApp(t, dir, "v1"))
 	w.mirror("main", first)
-	setUpTool(w)
-	syncTool(w, first)
+	tool.start(w)
+	tool.applied(w, first)
 	w.waitDeployment("v1", 4)
-	mustCreate(t, objs["service.yaml"][0])
-	mustCreate(t, objs["rollout.yaml"][0])
 	w.waitRollout("Healthy", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
 	// And the GitGate, pointed at the test's Git server and GitHub.
 	gate := objs["gitgate.yaml"][0].(*gitopsv1alpha1.GitGate)
@@ -153,12 +204,12 @@ func runGitOpsExample(t *testing.T, dir string, syncTool func(*world, string), s
 	w.gate = gate
 	mustCreate(t, gate)
 	w.waitGate("Ready", func(g *gitopsv1alpha1.GitGate) bool {
-		return len(g.Status.Conditions) > 0 && g.Status.Conditions[0].Status == metav1.ConditionTrue && g.Status.BoundRollouts == 1
+		return apimeta.IsStatusConditionTrue(g.Status.Conditions, meta.ReadyCondition) && g.Status.BoundRollouts == 1
 	})
 
 	// When a pull request bumping checkout to v2 is merged and synced.
-	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: exampleManifest(t, dir, "v2")})
-	syncTool(w, merge)
+	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{"apps/checkout/deployment.yaml": exampleManifest(t, dir, "v2")})
+	tool.applied(w, merge)
 
 	// Then step 1 pauses with 1 pod of v2, and the merge commit says so.
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
@@ -200,53 +251,5 @@ func (w *world) labelAndDeliver(pr int, label, user string) {
 	d, err := w.gh.DeliverLabel(context.Background(), suite.hookURL, []byte(exampleWebhookSecret), ghRepo, pr, label, user, true)
 	if err != nil || d.Status != http.StatusOK {
 		w.t.Fatalf("delivering label %s: %d, %v; want 200", label, d.Status, err)
-	}
-}
-
-// argoApplication creates the Application of the Argo CD example's README
-// in Argo CD's namespace.
-func argoApplication(w *world) {
-	w.t.Helper()
-	ctx := ctxFor(w.t)
-	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: revision.DefaultArgoCDNamespace}}); err != nil && !apierrors.IsAlreadyExists(err) {
-		w.t.Fatal(err)
-	}
-	a := &unstructured.Unstructured{}
-	a.SetGroupVersionKind(revision.ApplicationGVK)
-	a.SetNamespace(revision.DefaultArgoCDNamespace)
-	a.SetName(argoApp)
-	a.Object["spec"] = map[string]any{
-		"project":     "default",
-		"source":      map[string]any{"repoURL": "https://github.com/acme/shop.git", "path": "apps/checkout", "targetRevision": "main"},
-		"destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": w.ns},
-	}
-	mustCreate(w.t, a)
-}
-
-// argoSync does what Argo CD does for a new revision: apply the commit's
-// manifest with its tracking annotation, then record the revision in the
-// Application's status.
-func argoSync(w *world, sha string) {
-	w.t.Helper()
-	ctx := ctxFor(w.t)
-	obj := w.manifestAt(sha)
-	ann := obj.GetAnnotations()
-	if ann == nil {
-		ann = map[string]string{}
-	}
-	ann[revision.ArgoCDTrackingAnnotation] = fmt.Sprintf("%s:apps/Deployment:%s/%s", argoApp, w.ns, obj.GetName())
-	obj.SetAnnotations(ann)
-	if err := suite.c.Patch(ctx, obj, client.Apply, client.FieldOwner("argocd-controller"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply
-		w.t.Fatalf("applying %s: %v", manifest, err)
-	}
-	a := &unstructured.Unstructured{}
-	a.SetGroupVersionKind(revision.ApplicationGVK)
-	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: revision.DefaultArgoCDNamespace, Name: argoApp}, a); err != nil {
-		w.t.Fatal(err)
-	}
-	_ = unstructured.SetNestedField(a.Object, sha, "status", "sync", "revision")
-	_ = unstructured.SetNestedField(a.Object, "Synced", "status", "sync", "status")
-	if err := suite.c.Update(ctx, a); err != nil { // Argo CD's Application has no status subresource
-		w.t.Fatalf("updating the application status: %v", err)
 	}
 }

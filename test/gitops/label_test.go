@@ -20,7 +20,7 @@ func TestGitGate_approveByPullRequestLabel_advancesStepsAndReportsStatus(t *test
 
 	// Given PR #n bumping the image to v2, merged and applied by Flux.
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
-	w.fluxSync(merge)
+	w.waitApplied(merge)
 
 	// Then the release pauses after step 1 with 1 pod of v2, and the merge
 	// commit shows a pending status with a link.

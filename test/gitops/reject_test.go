@@ -17,11 +17,14 @@ func TestGitGate_unauthorisedStaleAndMisdirectedApprovals_advanceNothing(t *test
 	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
 
 	// Given a merged pull request labelled sluice/approve by a reviewer
-	// before the GitOps tool applied it (so before any step paused).
+	// before Flux applied it (so before any step paused): Flux is suspended
+	// over the merge and the label.
+	w.suspendFlux()
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
 	w.gh.AddLabel(ghRepo, pr, "sluice/approve", "reviewer")
 	w.afterSecond()
-	w.fluxSync(merge)
+	w.resumeFlux()
+	w.waitApplied(merge)
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
 	w.waitDeploymentSplit(3, 1)
 
@@ -39,7 +42,7 @@ func TestGitGate_unauthorisedStaleAndMisdirectedApprovals_advanceNothing(t *test
 	// When a commit on the branch approves step 1 of another revision.
 	other := w.commit("main", "Approve\n\nSluice-Approve: "+w.ns+"/checkout step=1 revision=0123456789ab", map[string]string{"NOTES.md": "1\n"})
 	w.mirror("main", other)
-	w.fluxSync(other) // Flux applies the commit: nothing changes in the workload
+	w.waitApplied(other) // Flux applies the commit: nothing changes in the workload
 	// Then it is refused: it names another revision.
 	w.waitEvent("Rollout", "checkout", "OtherRevision", "names revision 0123456789ab")
 

@@ -22,7 +22,7 @@ func TestGitGate_allowedTeams_memberApproves_writerOutsideIsRefused(t *testing.T
 
 	// Given v2 merged, applied, paused at step 1 with 1 pod of v2.
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "dev", map[string]string{manifest: deploymentYAML("v2")})
-	w.fluxSync(merge)
+	w.waitApplied(merge)
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
 	w.waitDeploymentSplit(3, 1)
 	w.afterPause()

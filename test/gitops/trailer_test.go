@@ -34,7 +34,7 @@ func TestGitGate_approveBySignedCommitTrailer(t *testing.T) {
 		mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: "release-keys"}, Data: map[string][]byte{"openpgp": releasePub}})
 	})
 	_, merge := w.mergePullRequest("Bump checkout to v2", "dev", "dev", map[string]string{manifest: deploymentYAML("v2")})
-	w.fluxSync(merge)
+	w.waitApplied(merge)
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
 	w.waitDeploymentSplit(3, 1)
 
@@ -64,6 +64,9 @@ func TestGitGate_approveBySignedCommitTrailer(t *testing.T) {
 	if pods := w.podsByImage(); pods["v1"] != 3 || pods["v2"] != 1 {
 		t.Fatalf("pods %v, want 3 of v1 and 1 of v2", pods)
 	}
+	// And Flux has applied the branch head, so its Kustomization no longer
+	// names the commit being released.
+	w.waitApplied(forged)
 
 	// When the release manager pushes the trailer signed with their key.
 	signed, err := w.repo.Commit("main", gitserver.Change{Message: approve, Files: map[string]string{"NOTES.md": "c\n"}, Author: author,
@@ -74,7 +77,8 @@ func TestGitGate_approveBySignedCommitTrailer(t *testing.T) {
 	w.mirror("main", signed)
 
 	// Then steps 1 and 2 are approved: the release passes step 2 without
-	// stopping and completes; the Rollout records the signer via git-trailer.
+	// stopping and completes; the Rollout records the signer via git-trailer;
+	// the statuses stay on the merge commit.
 	w.waitRollout("Healthy", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
 	w.waitDeployment("v2", 4)
 	got := w.approvals()

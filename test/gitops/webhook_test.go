@@ -28,7 +28,7 @@ func TestGitGate_webhookDelivery_triggersAndForgeriesDoNot(t *testing.T) {
 	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "hook"}, Data: map[string][]byte{"token": secret}})
 	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
-	w.fluxSync(merge) // the Rollout's changes wake the gate up, no poll needed
+	w.waitApplied(merge) // the Rollout's changes wake the gate up, no poll needed
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
 	w.waitStatus(merge, "pending", "step 1/3 paused: add label sluice/approve to continue")
 	ctx := context.Background()
@@ -85,12 +85,15 @@ func TestGitGate_webhookDelivery_triggersAndForgeriesDoNot(t *testing.T) {
 func TestGitGate_githubRateLimitsAndErrors_neverBlockAndNeverPostTwice(t *testing.T) {
 	w := newWorld(t, nil)
 	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
+	w.suspendFlux()
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
 
-	// Given GitHub's hourly budget spent for the next 4 seconds.
+	// Given GitHub's hourly budget spent for the next 4 seconds, when Flux
+	// applies the merge.
 	reset := time.Now().Add(4 * time.Second)
 	w.gh.ExhaustPrimary(reset)
-	w.fluxSync(merge)
+	w.resumeFlux()
+	w.waitApplied(merge)
 
 	// Then the release goes on to its own pause at step 1 regardless.
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)

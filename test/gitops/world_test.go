@@ -8,27 +8,26 @@ import (
 	"testing"
 	"time"
 
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fluxcd/pkg/apis/meta"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/gitops/revision"
 	"github.com/sluice-dev/sluice/release/approval"
+	"github.com/sluice-dev/sluice/test/flux"
 	"github.com/sluice-dev/sluice/test/githubfake"
+	"github.com/sluice-dev/sluice/test/gitopsworld"
 	"github.com/sluice-dev/sluice/test/gitserver"
 )
 
@@ -37,12 +36,22 @@ const (
 	ghRepo   = "acme/shop"
 	botToken = "sluice-bot-token"
 	manifest = "apps/checkout.yaml"
+	// rolloutManifest is where the Rollout lives in Git, beside the
+	// workload, as in real life.
+	rolloutManifest = "apps/rollout.yaml"
+)
+
+// The Flux objects of every story, in the story's namespace.
+const (
+	gitRepository = "shop"
+	kustomization = "apps"
 )
 
 // world is one story's setting: a namespace with a Deployment (or another
-// kind) "checkout" applied by the simulated Flux from a Git repository
-// mirrored on the fake GitHub, a Rollout of it with steps 1 pod (pause), 2
-// pods (pause), all, and a GitGate binding it.
+// kind) "checkout" and its Rollout (steps 1 pod (pause), 2 pods (pause),
+// all), both in a Git repository mirrored on the fake GitHub and applied by
+// real Flux (a GitRepository and a Kustomization of ./apps in the
+// namespace), and a GitGate binding the Rollout.
 type world struct {
 	t  *testing.T
 	ns string
@@ -51,6 +60,8 @@ type world struct {
 	repo *gitserver.Repo
 	gh   *githubfake.Server
 	gate *gitopsv1alpha1.GitGate
+	// fluxNS and fluxName name the Kustomization that applies the app.
+	fluxNS, fluxName string
 }
 
 func ctxFor(t *testing.T) context.Context {
@@ -67,13 +78,13 @@ func newWorld(t *testing.T, mutate func(*gitopsv1alpha1.GitGate)) *world {
 	return newWorldOf(t, "Deployment", mutate)
 }
 
-// newWorldOf builds the setting around a workload of kind (Deployment or
-// StatefulSet) and waits until the Rollout is Healthy on the first commit,
-// image v1.
-func newWorldOf(t *testing.T, kind string, mutate func(*gitopsv1alpha1.GitGate)) *world {
+// newBareWorld is a story's namespace (deleted when the story passed), a
+// fake GitHub holding ghRepo with the bot's token, and an empty Git
+// repository named after the namespace (prefix and a random suffix).
+func newBareWorld(t *testing.T, prefix, kind string) *world {
 	t.Helper()
 	ctx := ctxFor(t)
-	w := &world{t: t, ns: "gitops-" + rand.String(6), kind: kind}
+	w := &world{t: t, ns: prefix + rand.String(6), kind: kind}
 	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}}); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
@@ -94,29 +105,28 @@ func newWorldOf(t *testing.T, kind string, mutate func(*gitopsv1alpha1.GitGate))
 	if w.repo, err = suite.git.CreateRepo(w.ns+".git", "main"); err != nil {
 		t.Fatalf("creating the repository: %v", err)
 	}
-	first := w.commit("main", "Add checkout", map[string]string{manifest: w.manifestYAML("v1")})
+	return w
+}
+
+// newWorldOf builds the setting around a workload of kind (Deployment or
+// StatefulSet) and waits until the Rollout is Healthy on the first commit,
+// image v1.
+func newWorldOf(t *testing.T, kind string, mutate func(*gitopsv1alpha1.GitGate)) *world {
+	t.Helper()
+	w := newBareWorld(t, "gitops-", kind)
+	first := w.commit("main", "Add checkout", map[string]string{manifest: w.manifestYAML("v1"), rolloutManifest: w.rolloutYAML()})
 	w.mirror("main", first)
 
 	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "github"}, StringData: map[string]string{"token": botToken}})
-	w.kustomization()
-	w.fluxSync(first)
+	w.startFlux(kustomization, w.ns, "./apps", w.ns)
+	w.waitApplied(first)
 	w.waitDeployment("v1", 4)
-	ro := &rolloutsv1beta1.Rollout{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "checkout", Labels: map[string]string{"app": "checkout"}},
-		Spec: rolloutsv1beta1.RolloutSpec{
-			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: w.kind, Name: "checkout"},
-			Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: []rolloutsv1beta1.CanaryStep{
-				step("1"), step("2"), {Replicas: ptr(intstr.FromString("100%"))},
-			}}},
-		},
-	}
-	mustCreate(t, ro)
 	w.waitRollout("Healthy", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
 	w.gate = &gitopsv1alpha1.GitGate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "shop"},
 		Spec: gitopsv1alpha1.GitGateSpec{
 			Git:             gitopsv1alpha1.GitSource{URL: w.repo.URL(), Branch: "main"},
-			GitHub:          gitopsv1alpha1.GitHubRepository{Repository: ghRepo, APIURL: gh.URL, SecretRef: meta.LocalObjectReference{Name: "github"}},
+			GitHub:          &gitopsv1alpha1.GitHubRepository{Repository: ghRepo, APIURL: w.gh.URL, SecretRef: meta.LocalObjectReference{Name: "github"}},
 			RolloutSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "checkout"}},
 			Status:          gitopsv1alpha1.StatusPolicy{TargetURL: "https://sluice.example/${namespace}/${rollout}?revision=${revision}"},
 			Interval:        metav1.Duration{Duration: time.Second},
@@ -126,17 +136,15 @@ func newWorldOf(t *testing.T, kind string, mutate func(*gitopsv1alpha1.GitGate))
 		mutate(w.gate)
 	}
 	mustCreate(t, w.gate)
+	t.Cleanup(w.explainFailure)
 	w.waitGate("Ready", func(g *gitopsv1alpha1.GitGate) bool {
-		return len(g.Status.Conditions) > 0 && g.Status.Conditions[0].Status == metav1.ConditionTrue && g.Status.BoundRollouts == 1
+		return apimeta.IsStatusConditionTrue(g.Status.Conditions, meta.ReadyCondition) && g.Status.BoundRollouts == 1
 	})
 	return w
 }
 
-func step(replicas string) rolloutsv1beta1.CanaryStep {
-	return rolloutsv1beta1.CanaryStep{Replicas: ptr(intstr.Parse(replicas))}
-}
-
-func ptr[T any](v T) *T { return &v }
+// rolloutYAML is the manifest of the Rollout of the world's workload.
+func (w *world) rolloutYAML() string { return gitopsworld.RolloutYAML(w.kind) }
 
 func mustCreate(t *testing.T, obj client.Object) {
 	t.Helper()
@@ -146,54 +154,14 @@ func mustCreate(t *testing.T, obj client.Object) {
 }
 
 // deploymentYAML is the manifest of the Deployment at image tag.
-func deploymentYAML(tag string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: checkout
-spec:
-  replicas: 4
-  selector:
-    matchLabels: {app: checkout}
-  template:
-    metadata:
-      labels: {app: checkout}
-    spec:
-      containers:
-      - name: app
-        image: shop/checkout:%s
-`, tag)
-}
+func deploymentYAML(tag string) string { return gitopsworld.DeploymentYAML(tag) }
 
 // manifestYAML is the manifest of the world's workload at image tag.
 func (w *world) manifestYAML(tag string) string {
 	if w.kind == "StatefulSet" {
-		return statefulSetYAML(tag)
+		return gitopsworld.StatefulSetYAML(tag)
 	}
 	return deploymentYAML(tag)
-}
-
-// statefulSetYAML is the manifest of a StatefulSet at image tag. It sets no
-// partition: sluice owns that field during a release.
-func statefulSetYAML(tag string) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: StatefulSet
-metadata:
-  name: checkout
-spec:
-  replicas: 4
-  serviceName: checkout
-  podManagementPolicy: Parallel
-  selector:
-    matchLabels: {app: checkout}
-  template:
-    metadata:
-      labels: {app: checkout}
-    spec:
-      containers:
-      - name: app
-        image: shop/checkout:%s
-`, tag)
 }
 
 // commit writes files on branch of the Git repository.
@@ -209,110 +177,121 @@ func (w *world) commit(branch, message string, files map[string]string) string {
 // mirror records the commit sha of the Git repository on the fake GitHub.
 func (w *world) mirror(branch, sha string) {
 	w.t.Helper()
-	c, err := w.repo.CommitObject(sha)
-	if err != nil {
-		w.t.Fatalf("reading commit %s: %v", sha, err)
+	if err := w.shared().Mirror(branch, sha); err != nil {
+		w.t.Fatal(err)
 	}
-	parents := make([]string, len(c.ParentHashes))
-	for i, p := range c.ParentHashes {
-		parents[i] = p.String()
-	}
-	w.gh.MirrorCommit(ghRepo, branch, sha, parents, c.Message, githubfake.Signature{Name: c.Author.Name, Email: c.Author.Email, When: c.Author.When})
 }
 
 // mergePullRequest opens a pull request by author that changes files, and
-// merges it as reviewer: a merge commit on main in Git, mirrored on GitHub.
+// merges it as merger: a merge commit on main in Git, mirrored on GitHub.
 // It returns the pull request's number and the merge commit.
 func (w *world) mergePullRequest(title, author, merger string, files map[string]string) (int, string) {
 	w.t.Helper()
-	branch := "pr-" + rand.String(4)
-	head, err := w.repo.Head("main")
+	number, merge, err := w.shared().MergePullRequest(title, author, merger, files)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.repo.Branch(branch, head); err != nil {
-		w.t.Fatal(err)
-	}
-	w.commit(branch, title, files)
-	w.gh.Commit(ghRepo, branch, "main", title, map[string]string{"pr/" + branch: title}, githubfake.Signature{Name: author, Email: author + "@example.com"})
-	number := w.gh.OpenPullRequest(ghRepo, branch, "main", title, author)
-	merge, err := w.repo.Merge("main", branch, gitserver.MergeOptions{Message: fmt.Sprintf("Merge pull request #%d from acme/%s\n\n%s", number, branch, title)})
-	if err != nil {
-		w.t.Fatalf("merging: %v", err)
-	}
-	w.mirror("main", merge)
-	w.gh.MirrorMerge(ghRepo, number, merge, merger)
 	return number, merge
 }
 
-// kustomization creates the Flux Kustomization "apps" of the namespace.
-func (w *world) kustomization() {
-	k := &unstructured.Unstructured{}
-	k.SetGroupVersionKind(revision.KustomizationGVK)
-	k.SetNamespace(w.ns)
-	k.SetName("apps")
-	k.Object["spec"] = map[string]any{
-		"interval": "1m", "path": "./apps", "prune": true,
-		"sourceRef": map[string]any{"kind": "GitRepository", "name": "shop"},
-	}
-	mustCreate(w.t, k)
+// shared is the world's repository as test/gitopsworld drives it.
+func (w *world) shared() gitopsworld.Repo {
+	return gitopsworld.Repo{Git: w.repo, GitHub: w.gh, Name: ghRepo}
 }
 
-// fluxSync does what kustomize-controller does for a new revision: apply the
-// commit's manifests with server-side apply, labelled with the
-// Kustomization, then record the revision in its status.
-func (w *world) fluxSync(sha string) {
+// explainFailure logs, when the story failed, what the GitGate, the Rollout
+// and Flux last said.
+func (w *world) explainFailure() {
+	if !w.t.Failed() {
+		return
+	}
+	ctx := context.Background()
+	g := &gitopsv1alpha1.GitGate{}
+	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: "shop"}, g); err == nil {
+		b, _ := json.Marshal(g.Status)
+		w.t.Logf("GitGate status: %s", b)
+	}
+	ro := &rolloutsv1beta1.Rollout{}
+	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: "checkout"}, ro); err == nil {
+		b, _ := json.Marshal(ro.Status)
+		w.t.Logf("Rollout status: %s", b)
+	}
+	if sha, err := suite.flux.AppliedRevision(ctx, w.fluxNS, w.fluxName); err == nil {
+		w.t.Logf("Flux applied %s; its logs: %s", sha, suite.flux.LogFile("kustomize-controller"))
+	}
+}
+
+// startFlux has Flux apply path of the world's repository: a GitRepository
+// "shop" and a Kustomization name, both in namespace ns, applying into
+// target (empty: the manifests name their namespace). Both use Flux's
+// default short test interval, so that every few seconds Flux applies the
+// branch head again and puts back whatever drifted from Git.
+func (w *world) startFlux(name, ns, path, target string) {
 	w.t.Helper()
 	ctx := ctxFor(w.t)
-	obj := w.manifestAt(sha)
-	labels := obj.GetLabels()
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[revision.FluxNameLabel], labels[revision.FluxNamespaceLabel] = "apps", w.ns
-	obj.SetLabels(labels)
-	if err := suite.c.Patch(ctx, obj, client.Apply, client.FieldOwner("kustomize-controller"), client.ForceOwnership); err != nil { //nolint:staticcheck // unstructured apply
-		w.t.Fatalf("applying %s: %v", manifest, err)
-	}
-	k := &unstructured.Unstructured{}
-	k.SetGroupVersionKind(revision.KustomizationGVK)
-	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: w.ns, Name: "apps"}, k); err != nil {
+	if err := suite.flux.CreateGitRepository(ctx, flux.GitRepository{Namespace: ns, Name: gitRepository, URL: w.repo.URL()}); err != nil {
 		w.t.Fatal(err)
 	}
-	rev := "main@sha1:" + sha
-	_ = unstructured.SetNestedField(k.Object, rev, "status", "lastAppliedRevision")
-	_ = unstructured.SetNestedField(k.Object, rev, "status", "lastAttemptedRevision")
-	if err := suite.c.Status().Update(ctx, k); err != nil {
-		w.t.Fatalf("updating the kustomization status: %v", err)
+	if err := suite.flux.CreateKustomization(ctx, flux.Kustomization{Namespace: ns, Name: name, Source: gitRepository, Path: path, TargetNamespace: target}); err != nil {
+		w.t.Fatal(err)
+	}
+	w.fluxNS, w.fluxName = ns, name
+	if ns != w.ns { // the namespace's deletion does not take them
+		w.t.Cleanup(func() {
+			if w.t.Failed() {
+				return
+			}
+			for _, o := range []*unstructured.Unstructured{fluxObject(flux.KustomizationGVK, ns, name), fluxObject(flux.GitRepositoryGVK, ns, gitRepository)} {
+				_ = suite.c.Delete(context.Background(), o)
+			}
+		})
 	}
 }
 
-// manifestAt reads the workload's manifest at commit sha, in the world's
-// namespace.
-func (w *world) manifestAt(sha string) *unstructured.Unstructured {
+func fluxObject(gvk schema.GroupVersionKind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+// waitApplied waits until Flux has applied commit sha: the release of a
+// commit starts when Flux applies it.
+func (w *world) waitApplied(sha string) {
 	w.t.Helper()
-	repo, err := gogit.PlainOpen(w.repo.Dir())
-	if err != nil {
+	if err := suite.flux.WaitApplied(ctxFor(w.t), w.fluxNS, w.fluxName, sha); err != nil {
 		w.t.Fatal(err)
 	}
-	c, err := repo.CommitObject(plumbing.NewHash(sha))
-	if err != nil {
+}
+
+// reapplied has Flux apply the world's Kustomization once more, as its
+// drift correction does at every interval, and checks that it applied sha
+// again: the same commit, re-applied over whatever sluice did meanwhile.
+func (w *world) reapplied(sha string) {
+	w.t.Helper()
+	if err := suite.flux.Reapply(ctxFor(w.t), w.fluxNS, w.fluxName); err != nil {
 		w.t.Fatal(err)
 	}
-	f, err := c.File(manifest)
-	if err != nil {
+	w.waitApplied(sha)
+}
+
+// suspendFlux suspends the world's Kustomization: what is pushed next is
+// not applied until resumeFlux.
+func (w *world) suspendFlux() {
+	w.t.Helper()
+	if err := suite.flux.Suspend(ctxFor(w.t), w.fluxNS, w.fluxName); err != nil {
 		w.t.Fatal(err)
 	}
-	content, err := f.Contents()
-	if err != nil {
+}
+
+// resumeFlux resumes the world's Kustomization, which applies the branch
+// head at once.
+func (w *world) resumeFlux() {
+	w.t.Helper()
+	if err := suite.flux.Resume(ctxFor(w.t), w.fluxNS, w.fluxName); err != nil {
 		w.t.Fatal(err)
 	}
-	obj := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(content), &obj.Object); err != nil {
-		w.t.Fatal(err)
-	}
-	obj.SetNamespace(w.ns)
-	return obj
 }
 
 // eventually polls cond every 100ms until it holds, failing after two

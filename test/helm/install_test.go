@@ -62,6 +62,18 @@ func TestChart_installed_managerWithServiceAccountToken_releasesWithinRBAC(t *te
 	apply(t, crds, false)
 	waitEstablished(t, crds)
 	apply(t, others, false)
+	// Its webhooks outlive the manager this test runs, and the Rollout
+	// webhooks fail closed: remove them, for the tests after this one.
+	t.Cleanup(func() {
+		for _, o := range others {
+			if k := o.GetKind(); k == "MutatingWebhookConfiguration" || k == "ValidatingWebhookConfiguration" {
+				err := suite.c.Delete(context.Background(), o.DeepCopy())
+				if err != nil && !apierrors.IsNotFound(err) {
+					t.Errorf("removing %s %s: %v", k, o.GetName(), err)
+				}
+			}
+		}
+	})
 	// Then the manager Deployment runs two (fake) pods that the
 	// PodDisruptionBudget lets one of go at a time
 	eventually(t, "two manager pods available", func() (bool, string) {
@@ -75,9 +87,9 @@ func TestChart_installed_managerWithServiceAccountToken_releasesWithinRBAC(t *te
 	})
 
 	// Given the manager run with a token of the chart's ServiceAccount
-	cfg, ca := serviceAccountConfig(t)
+	cfg, ca := serviceAccountConfig(t, installed)
 	rec := newRecorder()
-	stop := runManager(t, cfg, rec, port, webhookURL)
+	stop := runManager(t, installed, cfg, rec, port, webhookURL)
 	// Then it points the Rollout CRD's conversion at its webhook, with the
 	// chart's CA
 	eventually(t, "the Rollout CRD's conversion set by the manager", func() (bool, string) {
@@ -188,13 +200,24 @@ func waitEstablished(t *testing.T, crds rendered) {
 	}
 }
 
+// installation names an installed release of the chart: the namespace it
+// is installed in and the name of its objects.
+type installation struct {
+	namespace, name string
+}
+
+// installed is the release the install test applies: "sluice" in
+// releaseNamespace.
+var installed = installation{namespace: releaseNamespace, name: "sluice"}
+
 // serviceAccountConfig returns a client configuration with a token of the
-// chart's ServiceAccount (what kubectl create token makes), checking who
-// the API server takes it for, and the chart's webhook CA.
-func serviceAccountConfig(t *testing.T) (*rest.Config, []byte) {
+// ServiceAccount of the chart installed as in (what kubectl create token
+// makes), checking who the API server takes it for, and the chart's
+// webhook CA.
+func serviceAccountConfig(t *testing.T, in installation) (*rest.Config, []byte) {
 	t.Helper()
 	ctx := ctxFor(t)
-	tr, err := suite.kube.CoreV1().ServiceAccounts(releaseNamespace).CreateToken(ctx, "sluice",
+	tr, err := suite.kube.CoreV1().ServiceAccounts(in.namespace).CreateToken(ctx, in.name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr[int64](3600)}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("requesting a token of the ServiceAccount: %v", err)
@@ -205,24 +228,24 @@ func serviceAccountConfig(t *testing.T) (*rest.Config, []byte) {
 	if err != nil {
 		t.Fatalf("asking who the token is: %v", err)
 	}
-	if want := "system:serviceaccount:" + releaseNamespace + ":sluice"; review.Status.UserInfo.Username != want {
+	if want := "system:serviceaccount:" + in.namespace + ":" + in.name; review.Status.UserInfo.Username != want {
 		t.Fatalf("the token is %q, want %q", review.Status.UserInfo.Username, want)
 	}
 	secret := &corev1.Secret{}
-	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: releaseNamespace, Name: "sluice-webhook-cert"}, secret); err != nil {
+	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: in.namespace, Name: in.name + "-webhook-cert"}, secret); err != nil {
 		t.Fatalf("reading the webhook certificate: %v", err)
 	}
 	return cfg, secret.Data[app.CAFile]
 }
 
-// runManager runs the manager in this process as the chart's Deployment
-// configures it, with the certificate of the chart's Secret, and returns
-// the function that stops it.
-func runManager(t *testing.T, cfg *rest.Config, rec *recorder, port int, webhookURL string) func() {
+// runManager runs the manager of the chart installed as in, in this
+// process, as the chart's Deployment configures it, with the certificate
+// of the chart's Secret, and returns the function that stops it.
+func runManager(t *testing.T, in installation, cfg *rest.Config, rec *recorder, port int, webhookURL string) func() {
 	t.Helper()
 	dir := t.TempDir()
 	secret := &corev1.Secret{}
-	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: releaseNamespace, Name: "sluice-webhook-cert"}, secret); err != nil {
+	if err := suite.c.Get(ctxFor(t), types.NamespacedName{Namespace: in.namespace, Name: in.name + "-webhook-cert"}, secret); err != nil {
 		t.Fatalf("reading the webhook certificate: %v", err)
 	}
 	for _, f := range []string{"tls.crt", "tls.key", app.CAFile} {
@@ -235,11 +258,11 @@ func runManager(t *testing.T, cfg *rest.Config, rec *recorder, port int, webhook
 	go func() {
 		done <- app.Run(ctx, cfg, app.Options{
 			MetricsAddr: "0", ProbeAddr: "0",
-			LeaderElect: true, LeaderElectionNamespace: releaseNamespace,
+			LeaderElect: true, LeaderElectionNamespace: in.namespace,
 			WebhookHost: "127.0.0.1", WebhookPort: port, CertDir: dir,
-			WebhookConfigName: "sluice", WebhookURL: webhookURL,
+			WebhookConfigName: in.name, WebhookURL: webhookURL,
 			ProgressDeadline: 10 * time.Minute, InProcessRestarts: true,
-			Namespace: releaseNamespace, WrapTransport: rec.wrap, Logger: testLogger(),
+			Namespace: in.namespace, WrapTransport: rec.wrap, Logger: testLogger(),
 		})
 	}()
 	stopped := false

@@ -34,6 +34,7 @@ var valueSets = map[string][]string{
 	"web-view": {"webView.enabled=true", "webView.tokenSecret=sluice-web-token"},
 	"single-replica-url": {"replicas=1", "leaderElection.enabled=false", "webhook.url=https://127.0.0.1:9443",
 		"logLevel=debug", "image.pullPolicy=Always", "webhook.workloadFailurePolicy=Fail"},
+	"fail-closed": {"webhook.workloadFailurePolicy=Fail"},
 }
 
 func TestChart_lint_everyValueSet(t *testing.T) {
@@ -115,17 +116,43 @@ func TestChart_template_objectsPerValueSet(t *testing.T) {
 			var ing networkingv1.Ingress
 			r.get(t, "Ingress", "sluice-receiver", &ing)
 			rule := ing.Spec.Rules[0]
-			if rule.Host != "sluice.example.com" || rule.HTTP.Paths[0].Path != app.GitHubWebhookPath ||
+			// The prefix exposes every host's endpoint and nothing else.
+			path := rule.HTTP.Paths[0].Path
+			for _, p := range []string{app.GitHubWebhookPath, app.GiteaWebhookPath, app.GitLabWebhookPath} {
+				if !strings.HasPrefix(p, path+"/") {
+					t.Errorf("ingress path %s does not expose %s", path, p)
+				}
+			}
+			if rule.Host != "sluice.example.com" || path != "/hook" ||
 				rule.HTTP.Paths[0].Backend.Service.Name != "sluice-receiver" {
 				t.Errorf("ingress rule %+v", rule)
 			}
 		}},
+		{name: "fail-closed", want: map[string]int{"MutatingWebhookConfiguration": 1, "PodDisruptionBudget": 1},
+			checkFn: func(t *testing.T, r rendered) {
+				// The API server and the manager fail the same way: the
+				// webhook's failurePolicy, and the manager's answer to an
+				// update it cannot judge.
+				var d appsv1.Deployment
+				r.get(t, "Deployment", "sluice", &d)
+				if c := d.Spec.Template.Spec.Containers[0]; !slices.Contains(c.Args, "--workload-webhook-failure-policy=Fail") {
+					t.Errorf("args %v lack --workload-webhook-failure-policy=Fail", c.Args)
+				}
+				var m admissionregistrationv1.MutatingWebhookConfiguration
+				r.get(t, "MutatingWebhookConfiguration", "sluice", &m)
+				for _, wh := range m.Webhooks {
+					if wh.FailurePolicy == nil || *wh.FailurePolicy != admissionregistrationv1.Fail {
+						t.Errorf("webhook %s failure policy %v, want Fail", wh.Name, wh.FailurePolicy)
+					}
+				}
+			}},
 		{name: "single-replica-url", want: map[string]int{"Deployment": 1, "Role": 1}, absent: []string{"PodDisruptionBudget"},
 			checkFn: func(t *testing.T, r rendered) {
 				var d appsv1.Deployment
 				r.get(t, "Deployment", "sluice", &d)
 				c := d.Spec.Template.Spec.Containers[0]
-				for _, a := range []string{"--leader-elect=false", "--zap-log-level=debug", "--webhook-url=https://127.0.0.1:9443"} {
+				for _, a := range []string{"--leader-elect=false", "--zap-log-level=debug", "--webhook-url=https://127.0.0.1:9443",
+					"--workload-webhook-failure-policy=Fail"} {
 					if !slices.Contains(c.Args, a) {
 						t.Errorf("args %v lack %s", c.Args, a)
 					}
@@ -191,7 +218,8 @@ func TestChart_deployment_hardenedAndHighlyAvailable(t *testing.T) {
 		t.Errorf("resource requests %v", c.Resources.Requests)
 	}
 	for _, a := range []string{"--leader-elect=true", "--leader-election-namespace=sluice-system",
-		"--webhook-service=sluice-system/sluice-webhook", "--webhook-config-name=sluice", "--cert-dir=/etc/sluice/webhook-certs"} {
+		"--webhook-service=sluice-system/sluice-webhook", "--webhook-config-name=sluice", "--cert-dir=/etc/sluice/webhook-certs",
+		"--workload-webhook-failure-policy=Ignore"} {
 		if !slices.Contains(c.Args, a) {
 			t.Errorf("args %v lack %s", c.Args, a)
 		}

@@ -21,7 +21,8 @@ var unexercised = map[string]justified{
 	// servers without it; "get" where code reads uncached.
 	"/pods": {"get list delete", "pods are read through the cache (progress deadline: the pods that are not ready); " +
 		"DaemonSet batches delete old pods (test/e2e/daemonset)"},
-	"apps/replicasets":                 {"list", "cache fill (see above); the watch is used here"},
+	"apps/replicasets": {"list patch", "cache fill (see above); the watch is used here. An abort of an in-place " +
+		"Deployment resizes its ReplicaSets to hold every pod on the stable revision (test/e2e/abort_deployment_test)"},
 	"rollouts.kruise.io/rollouts":      {"list" + noUpdate, "cache fill; the watch is used here"},
 	"rollouts.kruise.io/batchreleases": {"list" + noUpdate, "cache fill; the watch is used here"},
 	"apps/deployments": {"create delete list" + noUpdate, "canary-style Deployments: the extra canary Deployment " +
@@ -32,8 +33,9 @@ var unexercised = map[string]justified{
 	"apps.kruise.io/clonesets":    {"get list watch patch" + noUpdate, "OpenKruise CloneSets (watched only when the kind is served)"},
 	"apps.kruise.io/daemonsets":   {"get list watch patch" + noUpdate, "OpenKruise Advanced DaemonSets (watched only when served)"},
 	"apps.kruise.io/statefulsets": {"get list watch patch" + noUpdate, "OpenKruise Advanced StatefulSets (watched only when served)"},
-	"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"list update", "the webhook rules controller " +
-		"adds StatefulSet-like custom kinds to the workload webhook (test/e2e/partition_custom_test); its watch is used here"},
+	"admissionregistration.k8s.io/mutatingwebhookconfigurations": {"list create patch delete", "the webhook rules controller " +
+		"writes StatefulSet-like custom kinds into a webhook configuration of sluice's own, and deletes it when no Rollout " +
+		"names one (TestChart_helmUpgrade_keepsTheCustomKindRules, test/e2e/partition_custom_test); its reads and watch are used here"},
 	"apiextensions.k8s.io/customresourcedefinitions": {"get list", "the CRD of a StatefulSet-like custom kind, read " +
 		"uncached when a Rollout names one; the metadata watch is used here"},
 	// Status: every write is a patch of the status subresource.
@@ -58,10 +60,18 @@ var unexercised = map[string]justified{
 	"rollouts.kruise.io/trafficroutings":            {"get list update patch", "TrafficRoutings: cache fill, the finalizers Rollouts and the controller put on them"},
 	"rollouts.kruise.io/trafficroutings/status":     {"get update patch", "the TrafficRouting controller reports on TrafficRoutings"},
 	"rollouts.kruise.io/trafficroutings/finalizers": {"update", "owner references to a TrafficRouting (its canary Ingress)"},
-	"/secrets":                                   {"get", "GitGates read the Git credentials Secret they name"},
-	"gitops.sluice.dev/gitgates":                 {"get list", "the GitOps controller reads GitGates (cache fill)"},
-	"gitops.sluice.dev/gitgates/status":          {"get update patch", "the GitOps controller reports on GitGates"},
-	"argoproj.io/applications":                   {"get", "GitOps: the Argo CD Application a GitGate follows"},
+	"/secrets": {"get", "GitGates read the Git credentials Secret they name; metric providers and notification sinks read their credentials"},
+	"gitops.sluice.dev/gitgates": {"get list patch", "the GitOps controller reads GitGates (cache fill); a webhook delivery " +
+		"to any replica asks the gates of its repository to reconcile through reconcile.fluxcd.io/requestedAt (test/gitops ha_test)"},
+	"gitops.sluice.dev/gitgates/status": {"get update patch", "the GitOps controller reports on GitGates"},
+	"argoproj.io/applications":          {"get", "GitOps: the Argo CD Application a GitGate follows"},
+	// Analysis and notifications, not part of a plain release
+	// (controllers/analysis, controllers/notification).
+	"analysis.sluice.dev/metricgates":            {"get list", "MetricGates: read uncached by their controller, cache fill; the watch is used here"},
+	"analysis.sluice.dev/metricgates/status":     {"get update patch", "the MetricGate controller records measurements and verdicts"},
+	"batch/jobs":                                 {"get list create delete", "Job metrics: one Job per measurement, earlier ones deleted; the watch is used here"},
+	"notification.sluice.dev/notifiers":          {"get list", "Notifiers: read uncached by their controller, cache fill; the watch is used here"},
+	"notification.sluice.dev/notifiers/status":   {"get update patch", "the Notifier controller keeps its outbox and deliveries"},
 	"kustomize.toolkit.fluxcd.io/kustomizations": {"get", "GitOps: the Flux Kustomization a GitGate follows"},
 }
 

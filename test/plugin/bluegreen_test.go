@@ -14,8 +14,10 @@ import (
 // When its image changes and the release pauses at step 1
 // Then get and status read the release from blueGreenStatus (all 4 old
 // pods and 2 new ones, the current step marked, the approve command), and
-// approve pins the approval to the updated revision and completes the
-// release, recorded as the admin's approval via the annotation.
+// approve pins the approval to the updated revision; the last step pauses
+// with every old pod beside the new ones (blue-green, as in OpenKruise) and
+// its approval completes the release, each recorded as the admin's approval
+// via the annotation.
 func TestPlugin_blueGreenRelease_readAndApprovedFromBlueGreenStatus(t *testing.T) {
 	ns := newNamespace(t)
 	deployment(t, ns, 4, v1)
@@ -43,10 +45,16 @@ func TestPlugin_blueGreenRelease_readAndApprovedFromBlueGreenStatus(t *testing.T
 	assertContains(t, "approve", out,
 		"step 1 of revision "+rev+" approved by sluice-admin (sluice.dev/approve=step=1,revision="+rev+")",
 		"sluice applied step 1 of revision "+rev+", approved by sluice-admin via annotation")
+	// The last step of a blue-green release pauses too, with every old pod
+	// still running.
+	waitStep(t, ns, 2, rolloutsv1beta1.CanaryStepStatePaused)
+	waitPods(t, ns, map[string]int{v1: 4, v2: 4})
+	assertContains(t, "approve step 2", mustSluice(t, "approve", "web", "-n", ns),
+		"sluice applied step 2 of revision "+rev+", approved by sluice-admin via annotation")
 	ro = waitRollout(t, ns, "completed", func(r *rolloutsv1beta1.Rollout) bool {
 		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
 	})
-	if r := records(t, ro); len(r) != 1 || r[0].Revision != rev || r[0].Step != 1 || r[0].By != "sluice-admin" || r[0].Via != "annotation" {
+	if r := records(t, ro); len(r) != 2 || r[0].Revision != rev || r[0].Step != 1 || r[0].By != "sluice-admin" || r[0].Via != "annotation" || r[1].Step != 2 {
 		t.Fatalf("approval record: %+v", r)
 	}
 	waitPods(t, ns, map[string]int{v2: 4})

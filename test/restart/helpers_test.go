@@ -3,15 +3,12 @@ package restart
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,45 +38,20 @@ func newNamespace(t *testing.T) string {
 }
 
 // release is one Deployment "web" with its Rollout in a namespace.
+// The workload is of kind (kindDeployment when empty); with traffic a
+// Service and an HTTPRoute "web" route to it.
 type release struct {
-	t  *testing.T
-	ns string
+	t       *testing.T
+	ns      string
+	kind    string
+	traffic bool
 }
 
 func newRelease(t *testing.T, replicas int32, steps ...string) *release {
 	t.Helper()
-	r := &release{t: t, ns: newNamespace(t)}
-	labels := map[string]string{"app": "web"}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "web:v0"}}},
-			},
-		},
-	}
-	if err := suite.c.Create(ctxFor(t), d); err != nil {
-		t.Fatal(err)
-	}
-	r.waitComplete("web:v0")
-	ro := &rolloutsv1beta1.Rollout{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"},
-		Spec: rolloutsv1beta1.RolloutSpec{
-			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			Strategy:    rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{}},
-		},
-	}
-	for _, s := range steps {
-		v := intstr.Parse(s)
-		ro.Spec.Strategy.Canary.Steps = append(ro.Spec.Strategy.Canary.Steps, rolloutsv1beta1.CanaryStep{Replicas: &v})
-	}
-	if err := suite.c.Create(ctxFor(t), ro); err != nil {
-		t.Fatal(err)
-	}
-	r.wait("Healthy", func(ro *rolloutsv1beta1.Rollout) bool { return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	r := &release{t: t, ns: newNamespace(t), kind: kindDeployment}
+	r.createDeployment(replicas)
+	r.createRollout(steps, nil)
 	return r
 }
 
@@ -117,8 +89,7 @@ func (r *release) pods() map[string]int {
 func (r *release) setImage(image string) {
 	r.t.Helper()
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":%q}]}}}}`, image)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: r.ns, Name: "web"}}
-	if err := suite.c.Patch(ctxFor(r.t), d, client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
+	if err := suite.c.Patch(ctxFor(r.t), r.workloadObject(), client.RawPatch(types.StrategicMergePatchType, []byte(patch)), client.FieldOwner("kubectl")); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -163,7 +134,10 @@ func (r *release) waitCompleted(image string) *rolloutsv1beta1.Rollout {
 // back in Kubernetes' hands.
 func (r *release) waitComplete(image string) {
 	r.t.Helper()
-	eventually(r.t, "deployment complete on "+image, func() (bool, string) {
+	eventually(r.t, r.kind+" complete on "+image, func() (bool, string) {
+		if r.kind == kindStatefulSet {
+			return r.statefulSetComplete(image)
+		}
 		d := r.deployment()
 		n := *d.Spec.Replicas
 		pods := r.pods()
@@ -172,62 +146,4 @@ func (r *release) waitComplete(image string) {
 			d.Status.AvailableReplicas == n && pods[image] == int(n) && len(pods) == 1
 		return ok, fmt.Sprintf("status %+v pods %v paused %v held %v", d.Status, pods, d.Spec.Paused, held)
 	})
-}
-
-// stepLog records every (step, state) the Rollout goes through, from a
-// watch, so a test can check that no step was skipped or repeated.
-type stepLog struct {
-	mu      sync.Mutex
-	entries []string
-}
-
-func watchSteps(t *testing.T, ns string) *stepLog {
-	t.Helper()
-	l := &stepLog{}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	// Each sluice start updates the Rollout CRD (its conversion webhook),
-	// which ends open watches: watch again, starting from the current state,
-	// until the test ends.
-	go func() {
-		for ctx.Err() == nil {
-			w, err := suite.c.Watch(ctx, &rolloutsv1beta1.RolloutList{}, client.InNamespace(ns))
-			if err != nil {
-				select { // back off before watching again
-				case <-ctx.Done():
-				case <-time.After(100 * time.Millisecond):
-				}
-				continue
-			}
-			for ev := range w.ResultChan() {
-				if ro, ok := ev.Object.(*rolloutsv1beta1.Rollout); ok {
-					l.add(fmt.Sprintf("%d %s", ro.Status.CurrentStepIndex, ro.Status.CurrentStepState))
-				}
-			}
-			w.Stop()
-		}
-	}()
-	return l
-}
-
-func (l *stepLog) add(e string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if n := len(l.entries); n == 0 || l.entries[n-1] != e {
-		l.entries = append(l.entries, e)
-	}
-}
-
-// paused lists the steps in the order they were seen paused (StepPaused
-// entered), with repeats when a step was paused twice.
-func (l *stepLog) paused() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, e := range l.entries {
-		if len(e) > 2 && e[len(e)-10:] == "StepPaused" {
-			out = append(out, e[:len(e)-len(" StepPaused")])
-		}
-	}
-	return out
 }

@@ -1,15 +1,16 @@
 // Package restart tests that releases survive sluice being killed hard
 // (SIGKILL) at every kind of state transition, and that a standby replica
 // takes over when the leader dies. sluice runs here as separate processes
-// of the real binary, so a kill is a kill.
+// of the real binary, so a kill is a kill. The binary is built with the
+// sluicetest tag: it blocks at the kill points the test names
+// (internal/killpoint), so each kill lands exactly at the transition it
+// is meant to, never before or after it.
 package restart
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -18,6 +19,7 @@ import (
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
 	"github.com/sluice-dev/sluice/test/cluster"
 	"github.com/sluice-dev/sluice/test/env"
+	"github.com/sluice-dev/sluice/test/managerproc"
 )
 
 // suite is what the tests share.
@@ -36,10 +38,10 @@ func TestMain(m *testing.M) {
 	}
 	code := cluster.Main(m, cluster.Options{}, func(c *cluster.Cluster) error {
 		suite.cfg, suite.kubeconfig = c.RESTConfig(), c.KubeconfigPath()
-		suite.binary = filepath.Join(dir, "sluice")
-		build := exec.Command("go", "build", "-o", suite.binary, "github.com/sluice-dev/sluice/cmd/sluice")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building sluice: %v\n%s", err, out)
+		// The kill points block only in a binary built with this tag.
+		var err error
+		if suite.binary, err = managerproc.Build(dir, "sluicetest"); err != nil {
+			return err
 		}
 		if err := env.InstallCRDs(context.Background(), suite.cfg); err != nil {
 			return err

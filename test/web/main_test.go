@@ -62,7 +62,7 @@ func startManager(ctx context.Context) error {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- app.Run(context.WithoutCancel(ctx), suite.cfg, app.Options{
+		done <- app.Run(context.WithoutCancel(ctx), env.ManagerConfig(suite.cfg), app.Options{
 			MetricsAddr: "0", ProbeAddr: "0", Local: true, WebhookConfigName: "sluice-web-test",
 			Logger: testLogger(), OnReady: func() { close(ready) }, InProcessRestarts: true,
 			ProgressDeadline: 10 * time.Minute,

@@ -5,9 +5,11 @@
 // The route's spec.rules is atomic for server-side apply, so sluice applies
 // it whole, under its own field manager, and nothing else of the route:
 // parentRefs, hostnames, labels and other annotations keep their owners.
-// The rules before the release and their owner are kept in an annotation
-// (see traffic/handback) and written back exactly at the end, under the
-// owner's name.
+// The rules before the release, those sluice wrote and their owner are
+// kept in an annotation (see traffic/handback). Each write, and the
+// restore at the end, starts from the live rules with only sluice's
+// change reverted, so a rule someone adds, edits or removes mid-release
+// keeps their change; the restore is written under the owner's name.
 package gateway
 
 import (
@@ -92,9 +94,8 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 		if rec.Rollout != r.t.Rollout {
 			return false, fmt.Errorf("HTTPRoute %s is being changed by Rollout %s: %w", r.name, rec.Rollout, traffic.ErrConflict)
 		}
-		original = nil
-		if err := json.Unmarshal(rec.Value, &original); err != nil {
-			return false, fmt.Errorf("annotation %s of HTTPRoute %s: %w", RecordAnnotation, r.name, err)
+		if original, err = r.base(route, rec); err != nil {
+			return false, err
 		}
 	}
 	want, err := Rules(original, r.t.Namespace, d)
@@ -108,6 +109,11 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 		if rec, err = handback.New(r.t.Rollout, original, route.ManagedFields, "spec", "rules"); err != nil {
 			return false, err
 		}
+	} else if rec.Value, err = json.Marshal(original); err != nil {
+		return false, err
+	}
+	if err := rec.SetApplied(want); err != nil {
+		return false, err
 	}
 	rules, err := toJSONList(want)
 	if err != nil {
@@ -127,14 +133,44 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 	return false, nil
 }
 
-// Finalize implements traffic.Provider: it writes the recorded rules back
-// under the field manager that owned them and drops the record.
+// base is the route's live rules with sluice's change reverted (see
+// handback.Record.Base), and any backendRef to the canary Service left in
+// a rule someone edited taken out.
+func (r *Router) base(route *gatewayv1.HTTPRoute, rec *handback.Record) ([]gatewayv1.HTTPRouteRule, error) {
+	v, err := rec.Base(normalized(route.Spec.Rules))
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s of HTTPRoute %s: %w", RecordAnnotation, r.name, err)
+	}
+	var rules []gatewayv1.HTTPRouteRule
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &rules)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s of HTTPRoute %s: %w", RecordAnnotation, r.name, err)
+	}
+	return withoutCanary(rules, r.t.Namespace, r.t.Ref.Service, traffic.CanaryServiceOf(r.t)), nil
+}
+
+// Finalize implements traffic.Provider: it writes the rules without
+// sluice's change back under the field manager that owned them, if the
+// route is still as read, and drops the record.
 func (r *Router) Finalize(ctx context.Context) (bool, error) {
 	u, route, rec, err := r.read(ctx)
 	if err != nil || route == nil || rec == nil || rec.Rollout != r.t.Rollout {
 		return err == nil, err
 	}
-	patch, err := handback.RestorePatch(rec, route.ResourceVersion, "/spec/rules", RecordAnnotation)
+	rules, err := r.base(route, rec)
+	if err != nil {
+		return false, err
+	}
+	var value any
+	if rules != nil {
+		if value, err = toJSONList(rules); err != nil {
+			return false, err
+		}
+	}
+	patch, err := handback.RestorePatch(value, route.ResourceVersion, "/spec/rules", RecordAnnotation)
 	if err != nil {
 		return false, err
 	}

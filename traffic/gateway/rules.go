@@ -333,3 +333,43 @@ func Check(s rolloutsv1beta1.TrafficRoutingStrategy) error {
 	}
 	return nil
 }
+
+// withoutCanary takes out of rules what routes to the canary Service
+// (when it is not the stable Service itself): a backendRef to it gives
+// its weight back to the stable backendRef of its rule, and a rule left
+// with no backendRef is dropped. Restores revert sluice's own change
+// exactly; this only cleans a rule someone edited while it carried
+// sluice's change, so that no request goes to the canary Service after
+// it is removed.
+func withoutCanary(rules []gatewayv1.HTTPRouteRule, namespace, stable, canary string) []gatewayv1.HTTPRouteRule {
+	if canary == stable {
+		return rules
+	}
+	out := rules[:0:0]
+	for _, rule := range rules {
+		c := stableRef(rule.BackendRefs, namespace, canary)
+		if c < 0 {
+			out = append(out, rule)
+			continue
+		}
+		rule = *rule.DeepCopy()
+		var refs []gatewayv1.HTTPBackendRef
+		var moved int32
+		for j, ref := range rule.BackendRefs {
+			if j == c || stableRef([]gatewayv1.HTTPBackendRef{ref}, namespace, canary) == 0 {
+				moved += ptr.Deref(ref.Weight, 1)
+				continue
+			}
+			refs = append(refs, ref)
+		}
+		if len(refs) == 0 {
+			continue
+		}
+		if s := stableRef(refs, namespace, stable); s >= 0 && refs[s].Weight != nil {
+			refs[s].Weight = ptr.To(min(*refs[s].Weight+moved, maxWeight))
+		}
+		rule.BackendRefs = refs
+		out = append(out, rule)
+	}
+	return out
+}

@@ -146,3 +146,26 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("two headers rejected: %v", err)
 	}
 }
+
+// A rule someone edited while it carried sluice's weights keeps the edit
+// but loses what routes to the canary Service: its backendRef (whose
+// weight goes back to the stable one) and a match rule of the canary
+// alone.
+func TestWithoutCanary(t *testing.T) {
+	rules := []gatewayv1.HTTPRouteRule{
+		{BackendRefs: []gatewayv1.HTTPBackendRef{ref("web-canary", ptr.To[int32](1))}},
+		{BackendRefs: []gatewayv1.HTTPBackendRef{ref("web", ptr.To[int32](80)), ref("web-canary", ptr.To[int32](20))}},
+		{BackendRefs: []gatewayv1.HTTPBackendRef{ref("api", nil)}},
+	}
+	got := withoutCanary(rules, "shop", "web", "web-canary")
+	if len(got) != 2 || len(got[0].BackendRefs) != 1 || got[0].BackendRefs[0].Name != "web" || *got[0].BackendRefs[0].Weight != 100 || got[1].BackendRefs[0].Name != "api" {
+		b, _ := json.Marshal(got)
+		t.Fatalf("withoutCanary = %s", b)
+	}
+	if len(rules[1].BackendRefs) != 2 {
+		t.Fatal("the input was changed")
+	}
+	if same := withoutCanary(rules, "shop", "web", "web"); len(same) != 3 {
+		t.Fatal("rules were changed without a canary Service of its own")
+	}
+}

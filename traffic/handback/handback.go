@@ -6,10 +6,15 @@
 //
 // While a release runs, sluice applies the field with server-side apply
 // under its own field manager, and keeps in an annotation of the object a
-// Record: the original value and the field manager that owned it. At the
-// end it writes the original value back under that field manager (an
-// update, not an apply), so ownership returns to whoever had it and sluice
-// is left owning nothing of the object.
+// Record: the original value, the value sluice wrote, and the field
+// manager that owned the field. What someone else changes in the field
+// while the release runs (a GitOps tool, a person) is kept: every later
+// write of sluice, and the restore at the end, starts from the live value
+// with only sluice's own change reverted (see Revert), never from the
+// recorded original alone. The restore is written under the original
+// owner's name (an update, not an apply) and only if the object is still
+// as read, so ownership returns to whoever had it and sluice is left
+// owning nothing of the object.
 package handback
 
 import (
@@ -38,6 +43,41 @@ type Record struct {
 	Manager string `json:"manager,omitempty"`
 	// Operation is how Manager wrote it: Update or Apply.
 	Operation string `json:"operation,omitempty"`
+	// Applied is the value sluice last wrote, as JSON. A record without it
+	// (written by an earlier version of sluice) restores Value as it is.
+	Applied json.RawMessage `json:"applied,omitempty"`
+}
+
+// SetApplied records value as what sluice writes into the field.
+func (r *Record) SetApplied(value any) error {
+	b, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	r.Applied = b
+	return nil
+}
+
+// Base is the field's value without sluice's change: live (the field as
+// the object holds it now, any Go value) with what sluice wrote reverted
+// to the original, and everything else someone changed since kept. It is
+// what sluice builds its next value on, and what it restores. The result
+// is in JSON form; nil when the field is to be unset.
+func (r *Record) Base(live any) (any, error) {
+	var original any
+	if len(r.Value) > 0 {
+		if err := json.Unmarshal(r.Value, &original); err != nil {
+			return nil, fmt.Errorf("recorded value: %w", err)
+		}
+	}
+	if len(r.Applied) == 0 {
+		return original, nil
+	}
+	var applied any
+	if err := json.Unmarshal(r.Applied, &applied); err != nil {
+		return nil, fmt.Errorf("recorded applied value: %w", err)
+	}
+	return RevertAny(live, original, applied)
 }
 
 // Read returns the Record kept in annotation key, if any.
@@ -121,17 +161,35 @@ func PatchPath(key string) string {
 }
 
 // RestorePatch is a JSON patch that, if the object is still at
-// resourceVersion, writes r's value back at fieldPath (a JSON patch path
-// such as /spec/selector) and removes the record annotation key.
-func RestorePatch(r *Record, resourceVersion, fieldPath, key string) ([]byte, error) {
+// resourceVersion (so that nothing written since the read is lost),
+// writes value (the field without sluice's change, see Record.Base; nil
+// unsets it) at fieldPath (a JSON patch path such as /spec/selector) and
+// removes the record annotation key. It changes nothing else.
+func RestorePatch(value any, resourceVersion, fieldPath, key string) ([]byte, error) {
 	ops := []map[string]any{
 		{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion},
 	}
-	if string(r.Value) == "null" || len(r.Value) == 0 {
+	if isNull(value) {
 		ops = append(ops, map[string]any{"op": "remove", "path": fieldPath})
 	} else {
-		ops = append(ops, map[string]any{"op": "add", "path": fieldPath, "value": r.Value})
+		ops = append(ops, map[string]any{"op": "add", "path": fieldPath, "value": value})
 	}
 	ops = append(ops, map[string]any{"op": "remove", "path": PatchPath(key)})
 	return json.Marshal(ops)
+}
+
+// isNull reports whether v is unset: nil, or a nil map or slice, or the
+// JSON null.
+func isNull(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		return len(x) == 0 || string(x) == "null"
+	case map[string]any:
+		return x == nil
+	case []any:
+		return x == nil
+	}
+	return false
 }

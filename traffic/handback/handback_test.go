@@ -51,7 +51,11 @@ func TestRecord_ownerAndRestore(t *testing.T) {
 			if tt.wantPatch == "" {
 				return
 			}
-			p, err := RestorePatch(back, "7", "/spec/selector", "sluice.dev/original-selector")
+			base, err := back.Base(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := RestorePatch(base, "7", "/spec/selector", "sluice.dev/original-selector")
 			if err != nil {
 				t.Fatal(err)
 			}

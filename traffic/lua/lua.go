@@ -19,7 +19,6 @@
 package lua
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -47,21 +46,18 @@ func ScriptKey(gk schema.GroupKind) string {
 	return KeyPrefix + gk.Kind + "." + gk.Group
 }
 
-// namespaceKey is the context key of the manager's namespace.
-type namespaceKey struct{}
-
-// WithNamespace returns ctx carrying the manager's namespace, where
-// providers look for ConfigMapName. The manager sets it on the context its
-// controllers run with.
-func WithNamespace(ctx context.Context, namespace string) context.Context {
-	return context.WithValue(ctx, namespaceKey{}, namespace)
+// Options are what a Router needs besides its object.
+type Options struct {
+	// Namespace is the manager's own namespace, where the ConfigMap
+	// ConfigMapName of users' scripts is read; empty means
+	// DefaultNamespace.
+	Namespace string
 }
 
-// NamespaceFrom returns the manager's namespace carried by ctx, or
-// DefaultNamespace.
-func NamespaceFrom(ctx context.Context) string {
-	if ns, ok := ctx.Value(namespaceKey{}).(string); ok && ns != "" {
-		return ns
+// namespace is the namespace o names, or DefaultNamespace.
+func (o Options) namespace() string {
+	if o.Namespace != "" {
+		return o.Namespace
 	}
 	return DefaultNamespace
 }

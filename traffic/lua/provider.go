@@ -27,13 +27,14 @@ type Router struct {
 	gvk    schema.GroupVersionKind
 	name   string
 	limits Limits
+	opts   Options
 }
 
 // New returns the Router of the object ref of the entry t.Ref. It reads
 // through reader (the object and the ConfigMap of scripts) and writes
 // through c; the object is read and written as unstructured, so any kind
-// the cluster serves will do.
-func New(c client.Client, reader client.Reader, t traffic.Target, ref rolloutsv1beta1.ObjectRef) (*Router, error) {
+// the cluster serves will do. opts says where the scripts are.
+func New(c client.Client, reader client.Reader, t traffic.Target, ref rolloutsv1beta1.ObjectRef, opts Options) (*Router, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil, fmt.Errorf("customNetworkRefs %s/%s: apiVersion: %w", ref.Kind, ref.Name, err)
@@ -41,7 +42,7 @@ func New(c client.Client, reader client.Reader, t traffic.Target, ref rolloutsv1
 	if ref.Kind == "" || ref.Name == "" {
 		return nil, fmt.Errorf("customNetworkRefs entry %q/%q needs a kind and a name", ref.Kind, ref.Name)
 	}
-	return &Router{client: c, reader: reader, t: t, gvk: gv.WithKind(ref.Kind), name: ref.Name, limits: DefaultLimits()}, nil
+	return &Router{client: c, reader: reader, t: t, gvk: gv.WithKind(ref.Kind), name: ref.Name, limits: DefaultLimits(), opts: opts}, nil
 }
 
 // what names the object in messages.
@@ -56,6 +57,26 @@ type record struct {
 	Data
 	// Rollout is the Rollout whose release changes the object.
 	Rollout string `json:"rollout,omitempty"`
+	// Applied is the spec sluice last wrote (which OpenKruise does not
+	// write either). With it, sluice reverts only its own change of the
+	// live spec (see handback.Revert); a record without it, as OpenKruise
+	// writes, restores Spec as it is.
+	Applied map[string]any `json:"applied,omitempty"`
+}
+
+// base is the live spec of u with the change sluice recorded in rec
+// reverted: what someone else changed in the spec mid-release is kept.
+func base(u *unstructured.Unstructured, rec *record) (map[string]any, error) {
+	if rec.Applied == nil {
+		return rec.Spec, nil
+	}
+	live, _, _ := unstructured.NestedMap(u.Object, "spec")
+	v, err := handback.RevertAny(live, rec.Spec, rec.Applied)
+	if err != nil {
+		return nil, err
+	}
+	spec, _ := v.(map[string]any)
+	return spec, nil
 }
 
 // ours reports whether rec was written for the Rollout of r (a record
@@ -109,13 +130,24 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 		return false, fmt.Errorf("%s not found", r.what())
 	}
 	recorded := rec != nil
-	if !recorded {
-		rec = &record{Data: dataOf(u), Rollout: r.t.Rollout}
-	} else if !r.ours(rec) {
+	if recorded && !r.ours(rec) {
 		return false, fmt.Errorf("%s is being changed by Rollout %s: %w", r.what(), rec.Rollout, traffic.ErrConflict)
 	}
-	namespace := NamespaceFrom(ctx)
-	script, err := Load(ctx, r.reader, namespace, r.gvk.GroupKind())
+	// The script runs on the object as it is without sluice's change, so
+	// that what someone else changes mid-release is kept.
+	data := dataOf(u)
+	if recorded {
+		if data.Spec, err = base(u, rec); err != nil {
+			return false, fmt.Errorf("%s: annotation %s: %w", r.what(), OriginalAnnotation, err)
+		}
+		if rec.Applied == nil {
+			// OpenKruise's record, or an earlier sluice's: its data is the
+			// object before the release.
+			data = rec.Data
+		}
+	}
+	rec = &record{Data: data, Rollout: r.t.Rollout}
+	script, err := Load(ctx, r.reader, r.opts.namespace(), r.gvk.GroupKind())
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", r.what(), err)
 	}
@@ -131,20 +163,19 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 	if recorded && same {
 		return true, nil
 	}
+	rec.Applied = want.Spec
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return false, err
+	}
 	ops := []map[string]any{
 		{"op": "test", "path": "/metadata/resourceVersion", "value": u.GetResourceVersion()},
 		{"op": "add", "path": "/spec", "value": want.Spec},
 	}
-	if !recorded {
-		b, err := json.Marshal(rec)
-		if err != nil {
-			return false, err
-		}
-		if u.GetAnnotations() == nil {
-			ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{}})
-		}
-		ops = append(ops, map[string]any{"op": "add", "path": handback.PatchPath(OriginalAnnotation), "value": string(b)})
+	if u.GetAnnotations() == nil {
+		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{}})
 	}
+	ops = append(ops, map[string]any{"op": "add", "path": handback.PatchPath(OriginalAnnotation), "value": string(b)})
 	if err := r.patch(ctx, u, ops); err != nil {
 		return false, fmt.Errorf("routing %s: %w", r.what(), err)
 	}
@@ -169,25 +200,25 @@ func Evaluate(ctx context.Context, script Script, original Data, d traffic.Desir
 	return data, nil
 }
 
-// Finalize implements traffic.Provider: it writes back the spec recorded
-// before the release and removes the record. An object another Rollout
+// Finalize implements traffic.Provider: if the object is still as read,
+// it writes back its live spec with sluice's change reverted (the spec
+// recorded before the release, with whatever someone else changed since;
+// see handback.Revert) and removes the record. An object another Rollout
 // changes is left alone.
 func (r *Router) Finalize(ctx context.Context) (bool, error) {
 	u, rec, err := r.read(ctx)
 	if err != nil || u == nil || rec == nil || !r.ours(rec) {
 		return err == nil, err
 	}
-	original := rec.Data
-	ops := []map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": u.GetResourceVersion()},
+	spec, err := base(u, rec)
+	if err != nil {
+		return false, fmt.Errorf("%s: annotation %s: %w", r.what(), OriginalAnnotation, err)
 	}
-	if original.Spec == nil {
-		ops = append(ops, map[string]any{"op": "remove", "path": "/spec"})
-	} else {
-		ops = append(ops, map[string]any{"op": "add", "path": "/spec", "value": original.Spec})
+	patch, err := handback.RestorePatch(spec, u.GetResourceVersion(), "/spec", OriginalAnnotation)
+	if err != nil {
+		return false, err
 	}
-	ops = append(ops, map[string]any{"op": "remove", "path": handback.PatchPath(OriginalAnnotation)})
-	if err := r.patch(ctx, u, ops); err != nil {
+	if err := r.client.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
 		return false, fmt.Errorf("restoring %s: %w", r.what(), err)
 	}
 	return false, nil

@@ -42,12 +42,19 @@ func newRouter(t *testing.T, objs ...client.Object) (*Router, client.Client) {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	return routerOf(t, c, Options{}), c
+}
+
+// routerOf is the Router of the VirtualService reviews through c, with
+// opts.
+func routerOf(t *testing.T, c client.Client, opts Options) *Router {
+	t.Helper()
 	r, err := New(c, c, traffic.Target{Namespace: "shop", Rollout: "reviews", Ref: rolloutsv1beta1.TrafficRoutingRef{Service: "reviews"}},
-		rolloutsv1beta1.ObjectRef{APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Name: "reviews"})
+		rolloutsv1beta1.ObjectRef{APIVersion: "networking.istio.io/v1", Kind: "VirtualService", Name: "reviews"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, c
+	return r
 }
 
 func getVS(t *testing.T, c client.Client) *unstructured.Unstructured {
@@ -100,6 +107,10 @@ http:
 		t.Fatalf("record: %v", err)
 	}
 	want := record{Data: Data{Spec: original.Object["spec"].(map[string]any), Labels: original.GetLabels()}, Rollout: "reviews"}
+	if same, _ := sameJSON(rec.Applied, vs.Object["spec"]); !same {
+		t.Fatalf("record: applied %v, want the spec written", rec.Applied)
+	}
+	rec.Applied = nil
 	if same, _ := sameJSON(rec, want); !same {
 		t.Fatalf("record %+v, want the original spec and labels", rec)
 	}
@@ -145,8 +156,8 @@ func TestRouter_errors(t *testing.T) {
 	t.Run("a ConfigMap script replaces the built-in one, and its error is returned", func(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: ConfigMapName},
 			Data: map[string]string{"lua.traffic.routing.VirtualService.networking.istio.io": `error("no weights on " .. obj.stableService)`}}
-		r, c := newRouter(t, newVS(t), cm)
-		_, err := r.EnsureRoutes(WithNamespace(context.Background(), "ops"), d)
+		_, c := newRouter(t, newVS(t), cm)
+		_, err := routerOf(t, c, Options{Namespace: "ops"}).EnsureRoutes(context.Background(), d)
 		var serr *ScriptError
 		if !errors.As(err, &serr) || !strings.Contains(err.Error(), "no weights on reviews") || !strings.Contains(err.Error(), "ConfigMap ops/"+ConfigMapName) {
 			t.Fatalf("err = %v, want the script's message naming the ConfigMap", err)
@@ -155,7 +166,7 @@ func TestRouter_errors(t *testing.T) {
 			t.Fatal("a failing script recorded the original")
 		}
 		// In another namespace the built-in script runs.
-		if _, err := r.EnsureRoutes(WithNamespace(context.Background(), "elsewhere"), d); err != nil {
+		if _, err := routerOf(t, c, Options{Namespace: "elsewhere"}).EnsureRoutes(context.Background(), d); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -202,7 +213,7 @@ func TestRouter_errors(t *testing.T) {
 		}
 	})
 	t.Run("a bad apiVersion", func(t *testing.T) {
-		_, err := New(nil, nil, traffic.Target{}, rolloutsv1beta1.ObjectRef{APIVersion: "a/b/c", Kind: "X", Name: "x"})
+		_, err := New(nil, nil, traffic.Target{}, rolloutsv1beta1.ObjectRef{APIVersion: "a/b/c", Kind: "X", Name: "x"}, Options{})
 		if err == nil {
 			t.Fatal("no error")
 		}

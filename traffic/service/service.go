@@ -59,8 +59,10 @@ func (s *Services) stable(ctx context.Context) (*corev1.Service, error) {
 	return svc, nil
 }
 
-// original returns the stable Service's own selector: from the record
-// while it is narrowed, else its live selector.
+// original returns the stable Service's own selector: while it is
+// narrowed, its live selector without sluice's change (so that a key
+// someone else sets or removes mid-release keeps their change, see
+// handback.Record.Base), else its live selector.
 func (s *Services) original(svc *corev1.Service) (map[string]string, *handback.Record, error) {
 	rec, err := handback.Read(svc.Annotations, RecordAnnotation)
 	if err != nil || rec == nil {
@@ -69,11 +71,28 @@ func (s *Services) original(svc *corev1.Service) (map[string]string, *handback.R
 	if rec.Rollout != s.t.Rollout {
 		return nil, nil, fmt.Errorf("Service %s is narrowed by Rollout %s: %w", svc.Name, rec.Rollout, traffic.ErrConflict) //nolint:staticcheck // a kind name
 	}
-	var sel map[string]string
-	if err := json.Unmarshal(rec.Value, &sel); err != nil {
-		return nil, nil, fmt.Errorf("annotation %s of Service %s: %w", RecordAnnotation, svc.Name, err)
+	sel, err := selectorBase(svc, rec)
+	if err != nil {
+		return nil, nil, err
 	}
 	return sel, rec, nil
+}
+
+// selectorBase is the live selector of svc with sluice's change reverted.
+func selectorBase(svc *corev1.Service, rec *handback.Record) (map[string]string, error) {
+	v, err := rec.Base(svc.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s of Service %s: %w", RecordAnnotation, svc.Name, err)
+	}
+	var sel map[string]string
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &sel)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s of Service %s: %w", RecordAnnotation, svc.Name, err)
+	}
+	return sel, nil
 }
 
 // NarrowStable implements traffic.Services: it applies the stable
@@ -105,6 +124,11 @@ func (s *Services) NarrowStable(ctx context.Context, label, revision string) (bo
 		if rec, err = handback.New(s.t.Rollout, orig, svc.ManagedFields, "spec", "selector"); err != nil {
 			return false, err
 		}
+	} else if rec.Value, err = json.Marshal(orig); err != nil {
+		return false, err
+	}
+	if err := rec.SetApplied(want); err != nil {
+		return false, err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Service",
@@ -130,9 +154,10 @@ func Narrowed(sel map[string]string, label, revision string) map[string]string {
 	return out
 }
 
-// RestoreStable implements traffic.Services: it writes the recorded
-// selector back under the field manager that owned it and drops the
-// record.
+// RestoreStable implements traffic.Services: it writes the selector
+// without sluice's change (the recorded one, with whatever someone else
+// changed since) back under the field manager that owned it, if the
+// Service is still as read, and drops the record.
 func (s *Services) RestoreStable(ctx context.Context) (bool, error) {
 	svc := &corev1.Service{}
 	if err := s.reader.Get(ctx, s.key(s.t.Ref.Service), svc); err != nil {
@@ -148,7 +173,15 @@ func (s *Services) RestoreStable(ctx context.Context) (bool, error) {
 	if rec == nil || rec.Rollout != s.t.Rollout {
 		return true, nil
 	}
-	patch, err := handback.RestorePatch(rec, svc.ResourceVersion, "/spec/selector", RecordAnnotation)
+	sel, err := selectorBase(svc, rec)
+	if err != nil {
+		return false, err
+	}
+	var value any
+	if sel != nil {
+		value = sel
+	}
+	patch, err := handback.RestorePatch(value, svc.ResourceVersion, "/spec/selector", RecordAnnotation)
 	if err != nil {
 		return false, err
 	}

@@ -1,6 +1,6 @@
-// Package conversion converts Rollouts between rollouts.kruise.io/v1alpha1
-// and the stored v1beta1 (the hub), and serves the conversion as the CRD's
-// conversion webhook.
+// Package conversion converts Rollouts and BatchReleases between
+// rollouts.kruise.io/v1alpha1 and the stored v1beta1 (the hub), and serves
+// the conversion as the CRDs' conversion webhook.
 //
 // The two versions do not say exactly the same things. What one can say and
 // the other cannot rides along in an annotation of the converted object
@@ -44,8 +44,24 @@ func Converter(s *runtime.Scheme) (crconversion.Converter, error) {
 		))(s)
 }
 
-// Setup registers the Rollout converter with mgr and serves the conversion
-// webhook at Path.
+// BatchReleaseConverter returns the converter between the BatchRelease
+// versions, with v1beta1 as the hub. s must know both versions.
+func BatchReleaseConverter(s *runtime.Scheme) (crconversion.Converter, error) {
+	return crconversion.NewHubSpokeConverter(&rolloutsv1beta1.BatchRelease{},
+		crconversion.NewSpokeConverter(&rolloutsv1alpha1.BatchRelease{},
+			func(_ context.Context, hub *rolloutsv1beta1.BatchRelease, spoke *rolloutsv1alpha1.BatchRelease) error {
+				BatchReleaseToV1alpha1(hub, spoke)
+				return nil
+			},
+			func(_ context.Context, spoke *rolloutsv1alpha1.BatchRelease, hub *rolloutsv1beta1.BatchRelease) error {
+				BatchReleaseToV1beta1(spoke, hub)
+				return nil
+			},
+		))(s)
+}
+
+// Setup registers the Rollout and BatchRelease converters with mgr and
+// serves the conversion webhook at Path.
 func Setup(mgr ctrl.Manager) error {
 	c, err := Converter(mgr.GetScheme())
 	if err != nil {
@@ -53,6 +69,13 @@ func Setup(mgr ctrl.Manager) error {
 	}
 	gk := rolloutsv1beta1.GroupVersion.WithKind("Rollout").GroupKind()
 	if err := mgr.GetConverterRegistry().RegisterConverter(gk, c); err != nil {
+		return err
+	}
+	bc, err := BatchReleaseConverter(mgr.GetScheme())
+	if err != nil {
+		return fmt.Errorf("building the BatchRelease converter: %w", err)
+	}
+	if err := mgr.GetConverterRegistry().RegisterConverter(rolloutsv1beta1.GroupVersion.WithKind("BatchRelease").GroupKind(), bc); err != nil {
 		return err
 	}
 	mgr.GetWebhookServer().Register(Path, crconversion.NewWebhookHandler(mgr.GetScheme(), mgr.GetConverterRegistry()))

@@ -183,6 +183,16 @@ func (g *gen) conditions() []rolloutsv1beta1.RolloutCondition {
 	return out
 }
 
+// aborted is a random status.aborted (a sluice extension both versions
+// carry), or nil.
+func (g *gen) aborted() *rolloutsv1beta1.AbortStatus {
+	if !g.bool() {
+		return nil
+	}
+	return &rolloutsv1beta1.AbortStatus{Revision: g.str(), StableRevision: g.str(), Step: g.small(),
+		StepState: rolloutsv1beta1.CanaryStepState(g.str()), By: g.str(), Via: g.str(), Reason: g.str(), Held: g.bool()}
+}
+
 func (g *gen) common() rolloutsv1beta1.CommonStatus {
 	return rolloutsv1beta1.CommonStatus{
 		ObservedWorkloadGeneration: int64(g.small()), ObservedRolloutID: g.str(), RolloutHash: g.str(), StableRevision: g.str(),
@@ -221,7 +231,7 @@ func (g *gen) alpha() *rolloutsv1alpha1.Rollout {
 	}
 	ro.Status = rolloutsv1alpha1.RolloutStatus{
 		ObservedGeneration: int64(g.small()), Conditions: g.conditions(),
-		Phase: rolloutsv1beta1.RolloutPhase(g.str()), Message: g.str(),
+		Phase: rolloutsv1beta1.RolloutPhase(g.str()), Message: g.str(), Aborted: g.aborted(),
 	}
 	if g.bool() {
 		c := g.common()
@@ -300,7 +310,7 @@ func (g *gen) beta() *rolloutsv1beta1.Rollout {
 	}
 	ro.Status = rolloutsv1beta1.RolloutStatus{
 		ObservedGeneration: int64(g.small()), Conditions: g.conditions(),
-		Phase: rolloutsv1beta1.RolloutPhase(g.str()), Message: g.str(),
+		Phase: rolloutsv1beta1.RolloutPhase(g.str()), Message: g.str(), Aborted: g.aborted(),
 	}
 	if g.bool() {
 		c := g.common()

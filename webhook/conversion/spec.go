@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -165,12 +166,8 @@ func trafficOf(weight int32) string {
 // weightOf is the v1alpha1 weight of a v1beta1 traffic, when it is a whole
 // percentage written the way trafficOf writes it.
 func weightOf(traffic string) (int32, bool) {
-	n, ok := strings.CutSuffix(traffic, "%")
-	if !ok {
-		return 0, false
-	}
-	w, err := strconv.ParseInt(n, 10, 32)
-	if err != nil || strconv.FormatInt(w, 10) != n {
+	w, ok := rolloutsv1beta1.Percent(traffic)
+	if !ok || w < math.MinInt32 || w > math.MaxInt32 {
 		return 0, false
 	}
 	return int32(w), true

@@ -14,6 +14,7 @@ func statusToV1beta1(in *rolloutsv1alpha1.RolloutStatus, blueGreen bool) rollout
 		Conditions:         in.Conditions,
 		Phase:              in.Phase,
 		Message:            in.Message,
+		Aborted:            in.Aborted,
 	}
 	cs := in.CanaryStatus
 	if cs == nil {
@@ -61,6 +62,7 @@ func statusToV1alpha1(in *rolloutsv1beta1.RolloutStatus, blueGreen bool) rollout
 		Conditions:         in.Conditions,
 		Phase:              in.Phase,
 		Message:            in.Message,
+		Aborted:            in.Aborted,
 	}
 	var common *rolloutsv1beta1.CommonStatus
 	cs := &rolloutsv1alpha1.CanaryStatus{}

@@ -11,7 +11,17 @@ import (
 // between.
 const RolloutCRD = "rollouts.rollouts.kruise.io"
 
-// Conversion returns the spec.conversion of the Rollout CRD: through
+// BatchReleaseCRD is the name of the BatchRelease CustomResourceDefinition,
+// whose versions v1alpha1 (as OpenKruise Rollouts stored them) and v1beta1
+// sluice's conversion webhook converts between too.
+const BatchReleaseCRD = "batchreleases.rollouts.kruise.io"
+
+// ConvertedCRDs are the CRDs whose conversion goes through sluice's
+// webhook: each gets the same spec.conversion (see Conversion).
+var ConvertedCRDs = []string{RolloutCRD, BatchReleaseCRD}
+
+// Conversion returns the spec.conversion of the Rollout and BatchRelease
+// CRDs (ConvertedCRDs): through
 // sluice's conversion webhook, reached as o.ClientConfig says. controller-gen
 // does not write it; a local manager sets it on the CRD, a cluster install
 // patches it in (config/webhook/conversion.yaml).

@@ -8,9 +8,12 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	analysisv1alpha1 "github.com/sluice-dev/sluice/api/analysis/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	metricgatewebhook "github.com/sluice-dev/sluice/webhook/metricgate"
 	rolloutwebhook "github.com/sluice-dev/sluice/webhook/rollout"
 	workloadwebhook "github.com/sluice-dev/sluice/webhook/workload"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // Options shape the configurations.
@@ -29,11 +32,10 @@ type Options struct {
 }
 
 // WorkloadRules are the rules of the workload webhook: updates of the
-// built-in and OpenKruise workload kinds, then extra (custom) ones.
+// kinds of the workload kinds table (workload/kinds), then extra (custom)
+// ones.
 func WorkloadRules(extra ...admissionregistrationv1.RuleWithOperations) []admissionregistrationv1.RuleWithOperations {
-	rs := rules("apps", "v1", []string{"deployments", "statefulsets", "daemonsets"}, admissionregistrationv1.Update)
-	rs = append(rs, rules("apps.kruise.io", "*", []string{"clonesets", "statefulsets", "daemonsets"}, admissionregistrationv1.Update)...)
-	return append(rs, extra...)
+	return append(kinds.WebhookRules(), extra...)
 }
 
 // Mutating returns the mutating webhook configuration.
@@ -80,16 +82,29 @@ func Validating(o Options) *admissionregistrationv1.ValidatingWebhookConfigurati
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: map[string]string{"app.kubernetes.io/name": "sluice"}},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "vrollout.sluice.dev",
-			ClientConfig:            o.ClientConfig(rolloutwebhook.ValidatePath),
-			Rules:                   rolloutRules(),
-			MatchPolicy:             ptr(admissionregistrationv1.Equivalent),
-			FailurePolicy:           ptr(admissionregistrationv1.Fail),
-			SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
-			TimeoutSeconds:          ptr[int32](10),
-			AdmissionReviewVersions: []string{"v1"},
-		}},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			{
+				Name:                    "vrollout.sluice.dev",
+				ClientConfig:            o.ClientConfig(rolloutwebhook.ValidatePath),
+				Rules:                   rolloutRules(),
+				MatchPolicy:             ptr(admissionregistrationv1.Equivalent),
+				FailurePolicy:           ptr(admissionregistrationv1.Fail),
+				SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
+				TimeoutSeconds:          ptr[int32](10),
+				AdmissionReviewVersions: []string{"v1"},
+			},
+			{
+				Name:         "vmetricgate.sluice.dev",
+				ClientConfig: o.ClientConfig(metricgatewebhook.Path),
+				Rules: rules(analysisv1alpha1.GroupVersion.Group, analysisv1alpha1.GroupVersion.Version, []string{"metricgates"},
+					admissionregistrationv1.Create, admissionregistrationv1.Update),
+				MatchPolicy:             ptr(admissionregistrationv1.Equivalent),
+				FailurePolicy:           ptr(admissionregistrationv1.Fail),
+				SideEffects:             ptr(admissionregistrationv1.SideEffectClassNone),
+				TimeoutSeconds:          ptr[int32](10),
+				AdmissionReviewVersions: []string{"v1"},
+			},
+		},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload/kinds"
 	"github.com/sluice-dev/sluice/workload/partition"
 )
 
@@ -25,7 +26,7 @@ func (v *Validator) acceptCustomKind(ctx context.Context, ref rolloutsv1beta1.Ob
 		}
 	}
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
-	if at < 0 || v.APIReader == nil || !partition.IsCustomCandidate(gvk.GroupKind()) {
+	if at < 0 || v.APIReader == nil || !kinds.IsCustomCandidate(gvk.GroupKind()) {
 		return errs
 	}
 	err := partition.CheckCustomKind(ctx, v.APIReader, nil, gvk)

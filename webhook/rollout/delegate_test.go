@@ -8,7 +8,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
-func TestMutatorApprover(t *testing.T) {
+func TestMutatorRequester(t *testing.T) {
 	m := &Mutator{Delegates: []string{"system:serviceaccount:sluice-system:sluice"}}
 	tests := []struct {
 		name, user, value, want string
@@ -21,11 +21,30 @@ func TestMutatorApprover(t *testing.T) {
 		{name: "an invalid value is recorded as the writer", user: "system:serviceaccount:sluice-system:sluice",
 			value: "{", want: "system:serviceaccount:sluice-system:sluice"},
 	}
+	aborts := []struct {
+		name, user, value, want string
+	}{
+		{name: "an abort by a user is recorded as theirs", user: "jane", value: `{"revision":"abc","by":"mallory"}`, want: "jane"},
+		{name: "the delegate records who aborted", user: "system:serviceaccount:sluice-system:sluice",
+			value: `{"revision":"abc","by":"ops","via":"github-label"}`, want: "ops"},
+		{name: "a short abort by the delegate is its own", user: "system:serviceaccount:sluice-system:sluice",
+			value: "true", want: "system:serviceaccount:sluice-system:sluice"},
+	}
+	for _, tt := range aborts {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, key := range []string{rolloutsv1beta1.AbortAnnotation, rolloutsv1beta1.RetryAnnotation} {
+				ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{key: tt.value}}}
+				if got := m.requester(tt.user, key, ro); got != tt.want {
+					t.Errorf("requester(%q, %s) = %q, want %q", tt.user, key, got, tt.want)
+				}
+			}
+		})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{rolloutsv1beta1.ApproveAnnotation: tt.value}}}
-			if got := m.approver(tt.user, ro); got != tt.want {
-				t.Errorf("approver(%q) = %q, want %q", tt.user, got, tt.want)
+			if got := m.requester(tt.user, rolloutsv1beta1.ApproveAnnotation, ro); got != tt.want {
+				t.Errorf("requester(%q) = %q, want %q", tt.user, got, tt.want)
 			}
 		})
 	}

@@ -5,17 +5,18 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/approval"
 )
 
@@ -29,7 +30,7 @@ const (
 type Validator struct {
 	// Client lists the Rollouts of a namespace.
 	Client client.Reader
-	// APIReader reads the workload's replica count, uncached.
+	// APIReader reads the CRD of a custom workload kind, uncached.
 	APIReader client.Reader
 	// Decoder decodes admission objects.
 	Decoder admission.Decoder
@@ -37,7 +38,10 @@ type Validator struct {
 
 var _ admission.Handler = (*Validator)(nil)
 
-// Handle implements admission.Handler.
+// Handle implements admission.Handler. An update of a Rollout being
+// deleted always goes through (sluice removes its finalizer last), and so
+// does one that changes nothing validate checks (metadata but the approval,
+// a GitOps tool applying the same spec again).
 func (v *Validator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.SubResource != "" || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return admission.Allowed("")
@@ -52,47 +56,55 @@ func (v *Validator) Handle(ctx context.Context, req admission.Request) admission
 		if err := v.Decoder.DecodeRaw(req.OldObject, old); err != nil {
 			return admission.Errored(http.StatusBadRequest, err)
 		}
+		if !old.DeletionTimestamp.IsZero() {
+			return admission.Allowed("the Rollout is being deleted")
+		}
+		if apiequality.Semantic.DeepEqual(ro.Spec, old.Spec) && sameValidatedMetadata(ro, old) {
+			return admission.Allowed("nothing validated changed")
+		}
 	}
-	list := &rolloutsv1beta1.RolloutList{}
-	if err := v.Client.List(ctx, list, client.InNamespace(req.Namespace)); err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
+	var others []rolloutsv1beta1.Rollout
+	if conflicts(ro, old) {
+		list := &rolloutsv1beta1.RolloutList{}
+		if err := v.Client.List(ctx, list, client.InNamespace(req.Namespace)); err != nil {
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing the Rollouts of namespace %s: %w", req.Namespace, err))
+		}
+		others = list.Items
 	}
-	errs := validate(ro, old, list.Items, v.replicas(ctx, req.Namespace, ro.Spec.WorkloadRef))
-	errs = append(errs, validateV1alpha1(req, ro)...)
+	errs := validate(ro, old, others)
+	errs = append(errs, validateV1alpha1(req, ro, old)...)
 	if errs = v.acceptCustomKind(ctx, ro.Spec.WorkloadRef, errs); len(errs) > 0 {
 		return admission.Denied(inRequestVersion(req, errs).ToAggregate().Error())
 	}
 	return admission.Allowed("")
 }
 
-// replicas reads spec.replicas of the workload, or nil when it cannot.
-func (v *Validator) replicas(ctx context.Context, namespace string, ref rolloutsv1beta1.ObjectRef) *int32 {
-	if v.APIReader == nil || ref.Name == "" {
-		return nil
+// sameValidatedMetadata reports whether ro and old agree on the metadata
+// validate checks: the approval and the v1alpha1 rolling style.
+func sameValidatedMetadata(ro, old *rolloutsv1beta1.Rollout) bool {
+	for _, k := range []string{rolloutsv1beta1.ApproveAnnotation, rolloutsv1beta1.RollingStyleAnnotation} {
+		v, ok := ro.Annotations[k]
+		ov, oldOK := old.Annotations[k]
+		if v != ov || ok != oldOK {
+			return false
+		}
 	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind))
-	if err := v.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, u); err != nil {
-		return nil
-	}
-	n, found, err := unstructured.NestedInt64(u.Object, "spec", "replicas")
-	if err != nil || !found {
-		return nil
-	}
-	r := int32(n) //nolint:gosec // replica counts fit
-	return &r
+	return true
 }
 
-// Mutator records, beside the sluice.dev/approve annotation, who wrote it.
+// Mutator records, beside the sluice.dev/approve, sluice.dev/abort and
+// sluice.dev/retry annotations, who wrote them, when, and the revision a
+// value that names none is pinned to.
 type Mutator struct {
 	// Decoder decodes admission objects.
 	Decoder admission.Decoder
 	// Clock stamps approvals.
 	Clock clock.PassiveClock
-	// Delegates are users trusted to write approvals on behalf of others
-	// (sluice's own identity, for approvals from pull-request labels and
-	// commits): when one of them writes an approval whose JSON value names
-	// "by", the context records that name instead of the writer's.
+	// Delegates are users trusted to write approvals, aborts and retries
+	// on behalf of others (sluice's own identity, for intents from
+	// pull-request labels and commits): when one of them writes a JSON
+	// value that names "by", the context records that name instead of the
+	// writer's.
 	Delegates []string
 }
 
@@ -113,21 +125,36 @@ func (m *Mutator) Handle(_ context.Context, req admission.Request) admission.Res
 			return admission.Errored(http.StatusBadRequest, err)
 		}
 	}
-	if !stampApproval(old, ro, m.approver(req.UserInfo.Username, ro), m.Clock.Now()) {
+	changed := false
+	for _, q := range requests() {
+		if stamp(q, old, ro, m.requester(req.UserInfo.Username, q.key, ro), m.Clock.Now()) {
+			changed = true
+		}
+	}
+	if !changed {
 		return admission.Allowed("")
 	}
 	return patchResponse(req, ro)
 }
 
-// approver is who an approval written by user is recorded as: user, or the
-// "by" the approval names when user is a delegate.
-func (m *Mutator) approver(user string, ro *rolloutsv1beta1.Rollout) string {
+// requester is who the request in annotation key written by user is
+// recorded as: user, or the "by" its JSON value names when user is a
+// delegate.
+func (m *Mutator) requester(user, key string, ro *rolloutsv1beta1.Rollout) string {
 	if !slices.Contains(m.Delegates, user) {
 		return user
 	}
-	a, err := approval.Parse(ro.Annotations[rolloutsv1beta1.ApproveAnnotation])
-	if err != nil || a.By == "" {
+	var by string
+	if key == rolloutsv1beta1.ApproveAnnotation {
+		a, err := approval.Parse(ro.Annotations[key])
+		if err == nil {
+			by = a.By
+		}
+	} else if r, err := abort.Parse(ro.Annotations[key]); err == nil {
+		by = r.By
+	}
+	if by == "" {
 		return user
 	}
-	return a.By
+	return by
 }

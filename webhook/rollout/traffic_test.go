@@ -75,7 +75,7 @@ func TestValidateTraffic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := validate(tt.ro, tt.old, nil, nil).ToAggregate()
+			got := validate(tt.ro, tt.old, nil).ToAggregate()
 			switch {
 			case tt.wantErr == "" && got != nil:
 				t.Fatalf("unexpected error: %v", got)

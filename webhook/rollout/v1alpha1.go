@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -26,13 +27,14 @@ func isV1alpha1(req admission.Request) bool {
 // validateV1alpha1 makes OpenKruise's v1alpha1-only checks for a request
 // written in v1alpha1: the rolling-style annotation is canary, partition or
 // empty, and step weights never decrease. ro is the request converted to
-// v1beta1 (a weight is its traffic).
-func validateV1alpha1(req admission.Request, ro *rolloutsv1beta1.Rollout) field.ErrorList {
+// v1beta1 (a weight is its traffic); on an update (old not nil) only what
+// changed is checked.
+func validateV1alpha1(req admission.Request, ro, old *rolloutsv1beta1.Rollout) field.ErrorList {
 	if !isV1alpha1(req) {
 		return nil
 	}
 	var errs field.ErrorList
-	if v, ok := ro.Annotations[rolloutsv1beta1.RollingStyleAnnotation]; ok {
+	if v, ok := ro.Annotations[rolloutsv1beta1.RollingStyleAnnotation]; ok && (old == nil || v != old.Annotations[rolloutsv1beta1.RollingStyleAnnotation]) {
 		switch strings.ToLower(v) {
 		case "", rolloutsv1alpha1.RollingStyleCanary, rolloutsv1alpha1.RollingStylePartition:
 		default:
@@ -40,13 +42,14 @@ func validateV1alpha1(req admission.Request, ro *rolloutsv1beta1.Rollout) field.
 				v, []string{rolloutsv1alpha1.RollingStyleCanary, rolloutsv1alpha1.RollingStylePartition}))
 		}
 	}
-	if c := ro.Spec.Strategy.Canary; c != nil {
+	if c := ro.Spec.Strategy.Canary; c != nil && (old == nil || old.Spec.Strategy.Canary == nil ||
+		!apiequality.Semantic.DeepEqual(c.Steps, old.Spec.Strategy.Canary.Steps)) {
 		last, lastAt := -1, 0
 		for i, st := range c.Steps {
 			if st.Traffic == nil {
 				continue
 			}
-			w, ok := percent(*st.Traffic)
+			w, ok := rolloutsv1beta1.Percent(*st.Traffic)
 			if !ok {
 				continue
 			}

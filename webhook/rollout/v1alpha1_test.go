@@ -50,7 +50,7 @@ func TestValidateV1alpha1(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := validateV1alpha1(requestIn(tt.version), tt.ro)
+			errs := validateV1alpha1(requestIn(tt.version), tt.ro, nil)
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Field)

@@ -13,51 +13,90 @@ import (
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/traffic"
 	"github.com/sluice-dev/sluice/traffic/providers"
-	"github.com/sluice-dev/sluice/workload/lookup"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // maxSteps is the most steps a Rollout may have, as in OpenKruise.
 const maxSteps = 50
 
-// validate checks a Rollout being created (old nil) or updated. others are
-// the other Rollouts of its namespace; replicas is the workload's replica
-// count when known, used to compare steps given as a number with steps given
-// as a percentage.
-func validate(ro, old *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout, replicas *int32) field.ErrorList {
+// validate checks a Rollout being created (old nil) or updated. On an
+// update it checks only what the update changes (the workload reference,
+// the strategy's kind, its steps, its routes, the approval), and what a
+// release in progress depends on: a Rollout stored once stays writable
+// (annotated, applied again unchanged, its finalizer removed) even when a
+// rule it was admitted under would reject it now. others are the other
+// Rollouts of its namespace; they are needed only when conflicts reports
+// true. Nothing here reads the live workload: a plan that does not fit its
+// replica count is reported by the Rollout's Supported condition
+// (support.Fit), not refused.
+func validate(ro, old *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout) field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	errs = append(errs, validateWorkloadRef(ro.Spec.WorkloadRef, spec.Child("workloadRef"))...)
-	strategy := spec.Child("strategy")
-	switch s := ro.Spec.Strategy; {
-	case s.Canary == nil && s.BlueGreen == nil:
-		errs = append(errs, field.Required(strategy, "set one of canary and blueGreen"))
-	case s.Canary != nil && s.BlueGreen != nil:
-		errs = append(errs, field.Forbidden(strategy, "set only one of canary and blueGreen"))
-	case s.Canary != nil:
-		errs = append(errs, validateSteps(s.Canary.Steps, strategy.Child("canary", "steps"), replicas, false)...)
-		errs = append(errs, validateRoutings(s.Canary.TrafficRoutings, strategy.Child("canary", "trafficRoutings"))...)
-		errs = append(errs, validateTraffic(s.Canary.TrafficRoutings, s.Canary.Steps, strategy.Child("canary"))...)
-	default:
-		if ro.Spec.WorkloadRef.Kind != "Deployment" && ro.Spec.WorkloadRef.Kind != "CloneSet" {
-			errs = append(errs, field.Invalid(spec.Child("workloadRef", "kind"), ro.Spec.WorkloadRef.Kind,
-				"blueGreen releases only Deployments and CloneSets"))
-		}
-		errs = append(errs, validateSteps(s.BlueGreen.Steps, strategy.Child("blueGreen", "steps"), replicas, true)...)
-		errs = append(errs, validateRoutings(s.BlueGreen.TrafficRoutings, strategy.Child("blueGreen", "trafficRoutings"))...)
-		errs = append(errs, validateTraffic(s.BlueGreen.TrafficRoutings, s.BlueGreen.Steps, strategy.Child("blueGreen"))...)
+	refChanged := old == nil || ro.Spec.WorkloadRef != old.Spec.WorkloadRef
+	if refChanged {
+		errs = append(errs, validateWorkloadRef(ro.Spec.WorkloadRef, spec.Child("workloadRef"))...)
 	}
-	if v, ok := ro.Annotations[rolloutsv1beta1.ApproveAnnotation]; ok {
+	strategy := spec.Child("strategy")
+	s := ro.Spec.Strategy
+	kindChanged := old == nil || (s.Canary == nil) != (old.Spec.Strategy.Canary == nil) || (s.BlueGreen == nil) != (old.Spec.Strategy.BlueGreen == nil)
+	stepsChanged := old == nil || kindChanged || !apiequality.Semantic.DeepEqual(s.Steps(), old.Spec.Strategy.Steps())
+	routesChanged := old == nil || kindChanged || !apiequality.Semantic.DeepEqual(s.TrafficRoutings(), old.Spec.Strategy.TrafficRoutings())
+	switch {
+	case s.Canary == nil && s.BlueGreen == nil:
+		if kindChanged {
+			errs = append(errs, field.Required(strategy, "set one of canary and blueGreen"))
+		}
+	case s.Canary != nil && s.BlueGreen != nil:
+		if kindChanged {
+			errs = append(errs, field.Forbidden(strategy, "set only one of canary and blueGreen"))
+		}
+	default:
+		name, blueGreen := "canary", s.BlueGreen != nil
+		if blueGreen {
+			name = "blueGreen"
+			if ok, which := kinds.ReleasedBlueGreen(ro.Spec.WorkloadRef.Kind); (refChanged || kindChanged) && !ok {
+				errs = append(errs, field.Invalid(spec.Child("workloadRef", "kind"), ro.Spec.WorkloadRef.Kind,
+					"blueGreen releases only "+which))
+			}
+		}
+		if !blueGreen && s.Canary.EnableExtraWorkloadForCanary && kinds.Known(ro.Spec.WorkloadRef) &&
+			(refChanged || kindChanged || !old.Spec.Strategy.Canary.EnableExtraWorkloadForCanary) {
+			if ok, why := kinds.Supported(ro.Spec.WorkloadRef, rolloutsv1beta1.CanaryRollingStyle); !ok {
+				errs = append(errs, field.Invalid(strategy.Child("canary", "enableExtraWorkloadForCanary"), true, why+"; remove it to release in place"))
+			}
+		}
+		if stepsChanged {
+			errs = append(errs, validateSteps(s.Steps(), strategy.Child(name, "steps"), blueGreen)...)
+		}
+		if routesChanged {
+			errs = append(errs, validateRoutings(s.TrafficRoutings(), strategy.Child(name, "trafficRoutings"))...)
+		}
+		if stepsChanged || routesChanged {
+			errs = append(errs, validateTraffic(s.TrafficRoutings(), s.Steps(), strategy.Child(name))...)
+		}
+	}
+	if v, ok := ro.Annotations[rolloutsv1beta1.ApproveAnnotation]; ok && (old == nil || v != old.Annotations[rolloutsv1beta1.ApproveAnnotation]) {
 		if _, err := approval.Parse(v); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(rolloutsv1beta1.ApproveAnnotation), v, err.Error()))
 		}
 	}
-	if !ro.Spec.Disabled {
+	if conflicts(ro, old) {
 		errs = append(errs, validateConflicts(ro, others, spec.Child("workloadRef"))...)
 	}
 	if old != nil {
 		errs = append(errs, validateUpdate(ro, old, spec)...)
 	}
 	return errs
+}
+
+// conflicts reports whether the write of ro (over old, nil on create) may
+// make it a second enabled Rollout of its workload: it is enabled, and it
+// is new, names another workload or was disabled.
+func conflicts(ro, old *rolloutsv1beta1.Rollout) bool {
+	if ro.Spec.Disabled {
+		return false
+	}
+	return old == nil || old.Spec.Disabled || ro.Spec.WorkloadRef != old.Spec.WorkloadRef
 }
 
 func validateWorkloadRef(ref rolloutsv1beta1.ObjectRef, path *field.Path) field.ErrorList {
@@ -72,15 +111,16 @@ func validateWorkloadRef(ref rolloutsv1beta1.ObjectRef, path *field.Path) field.
 	}
 	if ref.Kind == "" {
 		errs = append(errs, field.Required(path.Child("kind"), "e.g. Deployment"))
-	} else if !lookup.Known(ref) {
-		errs = append(errs, field.NotSupported(path.Child("kind"), ref.APIVersion+"/"+ref.Kind, strings.Split(lookup.KnownKinds(), ", ")))
+	} else if !kinds.Known(ref) {
+		errs = append(errs, field.NotSupported(path.Child("kind"), ref.APIVersion+"/"+ref.Kind, strings.Split(kinds.KnownKinds(), ", ")))
 	}
 	return errs
 }
 
 // validateSteps checks the steps: at least one and at most 50, each with
-// replicas in range, never fewer than the step before, and traffic in range.
-func validateSteps(steps []rolloutsv1beta1.CanaryStep, path *field.Path, replicas *int32, blueGreen bool) field.ErrorList {
+// replicas in range, never fewer than the step before (numbers compared
+// with numbers, percentages with percentages), and traffic in range.
+func validateSteps(steps []rolloutsv1beta1.CanaryStep, path *field.Path, blueGreen bool) field.ErrorList {
 	var errs field.ErrorList
 	if len(steps) == 0 {
 		return append(errs, field.Required(path, "give at least one step"))
@@ -95,7 +135,7 @@ func validateSteps(steps []rolloutsv1beta1.CanaryStep, path *field.Path, replica
 		} else if msg := checkReplicas(*st.Replicas); msg != "" {
 			errs = append(errs, field.Invalid(p.Child("replicas"), st.Replicas.String(), msg))
 		} else if i > 0 && steps[i-1].Replicas != nil && checkReplicas(*steps[i-1].Replicas) == "" {
-			if smaller(*st.Replicas, *steps[i-1].Replicas, replicas) {
+			if smaller(*st.Replicas, *steps[i-1].Replicas) {
 				errs = append(errs, field.Invalid(p.Child("replicas"), st.Replicas.String(),
 					fmt.Sprintf("must not be smaller than steps[%d].replicas (%s): steps count pods released so far", i-1, steps[i-1].Replicas.String())))
 			}
@@ -120,35 +160,33 @@ func checkReplicas(v intstr.IntOrString) string {
 		}
 		return ""
 	}
-	p, ok := percent(v.StrVal)
+	p, ok := rolloutsv1beta1.Percent(v.StrVal)
 	if !ok || p <= 0 || p > 100 {
 		return "must be a percentage in (0%, 100%], e.g. \"20%\""
 	}
 	return ""
 }
 
-// smaller reports whether step b comes before a with more pods. Numbers
-// compare with numbers and percentages with percentages; a mixed pair is
-// compared only when the workload's replicas are known.
-func smaller(a, b intstr.IntOrString, replicas *int32) bool {
-	if a.Type == b.Type {
-		if a.Type == intstr.Int {
-			return a.IntVal < b.IntVal
-		}
-		pa, _ := percent(a.StrVal)
-		pb, _ := percent(b.StrVal)
-		return pa < pb
-	}
-	if replicas == nil {
+// smaller reports whether step a, which comes after b, asks for fewer
+// pods. Only numbers compare with numbers and percentages with
+// percentages: how a mixed pair compares depends on the workload's replica
+// count, which changes (an HPA scales it) without the Rollout changing, so
+// the Rollout's Supported condition reports a mixed plan that does not fit
+// the current count instead (support.Fit).
+func smaller(a, b intstr.IntOrString) bool {
+	if a.Type != b.Type {
 		return false
 	}
-	va, err1 := intstr.GetScaledValueFromIntOrPercent(&a, int(*replicas), true)
-	vb, err2 := intstr.GetScaledValueFromIntOrPercent(&b, int(*replicas), true)
-	return err1 == nil && err2 == nil && min(va, int(*replicas)) < min(vb, int(*replicas))
+	if a.Type == intstr.Int {
+		return a.IntVal < b.IntVal
+	}
+	pa, _ := rolloutsv1beta1.Percent(a.StrVal)
+	pb, _ := rolloutsv1beta1.Percent(b.StrVal)
+	return pa < pb
 }
 
 func checkTraffic(v string, blueGreen bool) string {
-	p, ok := percent(v)
+	p, ok := rolloutsv1beta1.Percent(v)
 	low := 0
 	if !ok || p > 100 || p < low || (!blueGreen && p == 0) {
 		if blueGreen {
@@ -157,17 +195,6 @@ func checkTraffic(v string, blueGreen bool) string {
 		return "must be a percentage in (0%, 100%]"
 	}
 	return ""
-}
-
-func percent(s string) (int, bool) {
-	if !strings.HasSuffix(s, "%") {
-		return 0, false
-	}
-	var n int
-	if _, err := fmt.Sscanf(s, "%d%%", &n); err != nil || fmt.Sprintf("%d%%", n) != s {
-		return 0, false
-	}
-	return n, true
 }
 
 func validateRoutings(routes []rolloutsv1beta1.TrafficRoutingRef, path *field.Path) field.ErrorList {
@@ -180,15 +207,7 @@ func validateRoutings(routes []rolloutsv1beta1.TrafficRoutingRef, path *field.Pa
 		if r.GracePeriodSeconds < 0 {
 			errs = append(errs, field.Invalid(p.Child("gracePeriodSeconds"), r.GracePeriodSeconds, "must be 0 or more"))
 		}
-		if r.Ingress == nil && r.Gateway == nil && len(r.CustomNetworkRefs) == 0 {
-			errs = append(errs, field.Required(p, "set one of ingress, gateway and customNetworkRefs"))
-		}
-		if r.Ingress != nil && r.Ingress.Name == "" {
-			errs = append(errs, field.Required(p.Child("ingress", "name"), "name the Ingress"))
-		}
-		if r.Gateway != nil && (r.Gateway.HTTPRouteName == nil || *r.Gateway.HTTPRouteName == "") {
-			errs = append(errs, field.Required(p.Child("gateway", "httpRouteName"), "name the HTTPRoute"))
-		}
+		errs = append(errs, providers.ValidateRef(p, r)...)
 	}
 	return errs
 }
@@ -201,25 +220,12 @@ const maxServiceName = 63
 // otherwise be dropped), and that no two entries share a route: each
 // entry's changes to a route would undo the other's.
 func validateTraffic(routes []rolloutsv1beta1.TrafficRoutingRef, steps []rolloutsv1beta1.CanaryStep, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	ingresses, httpRoutes := map[string]int{}, map[string]int{}
+	errs := providers.ValidateShared(path.Child("trafficRoutings"), routes)
 	for i, r := range routes {
 		p := path.Child("trafficRoutings").Index(i)
 		if n := len(traffic.CanaryServiceName(r.Service)); r.Service != "" && n > maxServiceName {
 			errs = append(errs, field.Invalid(p.Child("service"), r.Service,
 				fmt.Sprintf("the canary Service %s would be %d characters long, more than the %d a Service name may have", traffic.CanaryServiceName(r.Service), n, maxServiceName)))
-		}
-		if r.Ingress != nil && r.Ingress.Name != "" {
-			if j, ok := ingresses[r.Ingress.Name]; ok {
-				errs = append(errs, field.Duplicate(p.Child("ingress", "name"), fmt.Sprintf("%s (also in trafficRoutings[%d])", r.Ingress.Name, j)))
-			}
-			ingresses[r.Ingress.Name] = i
-		}
-		if g := r.Gateway; g != nil && g.HTTPRouteName != nil && *g.HTTPRouteName != "" {
-			if j, ok := httpRoutes[*g.HTTPRouteName]; ok {
-				errs = append(errs, field.Duplicate(p.Child("gateway", "httpRouteName"), fmt.Sprintf("%s (also in trafficRoutings[%d])", *g.HTTPRouteName, j)))
-			}
-			httpRoutes[*g.HTTPRouteName] = i
 		}
 		for j, st := range steps {
 			err := providers.Check(r, st.TrafficRoutingStrategy)
@@ -247,7 +253,7 @@ func describeTraffic(st rolloutsv1beta1.CanaryStep) string {
 
 // validateConflicts rejects a second enabled Rollout for the same workload.
 func validateConflicts(ro *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rollout, path *field.Path) field.ErrorList {
-	gk, err := lookup.GroupKind(ro.Spec.WorkloadRef)
+	gk, err := kinds.GroupKind(ro.Spec.WorkloadRef)
 	if err != nil {
 		return nil
 	}
@@ -256,7 +262,7 @@ func validateConflicts(ro *rolloutsv1beta1.Rollout, others []rolloutsv1beta1.Rol
 		if o.Name == ro.Name || o.Spec.Disabled || !o.DeletionTimestamp.IsZero() {
 			continue
 		}
-		ogk, err := lookup.GroupKind(o.Spec.WorkloadRef)
+		ogk, err := kinds.GroupKind(o.Spec.WorkloadRef)
 		if err == nil && ogk == gk && o.Spec.WorkloadRef.Name == ro.Spec.WorkloadRef.Name {
 			return field.ErrorList{field.Forbidden(path, fmt.Sprintf("%s %s is already released by Rollout %q; disable or delete it first",
 				gk.Kind, ro.Spec.WorkloadRef.Name, o.Name))}

@@ -26,23 +26,24 @@ func ro(name string, steps ...string) *rolloutsv1beta1.Rollout {
 }
 
 func TestValidate(t *testing.T) {
-	ten := int32(10)
 	withTraffic := ro("t", "1")
 	withTraffic.Spec.Strategy.Canary.Steps[0].Traffic = ptr("0%")
 	noRouting := ro("r", "1")
 	noRouting.Spec.Strategy.Canary.TrafficRoutings = []rolloutsv1beta1.TrafficRoutingRef{{Service: "web"}}
 	both := ro("b", "1")
 	both.Spec.Strategy.BlueGreen = &rolloutsv1beta1.BlueGreenStrategy{}
+	canaryStatefulSet := ro("c", "1")
+	canaryStatefulSet.Spec.WorkloadRef.Kind = "StatefulSet"
+	canaryStatefulSet.Spec.Strategy.Canary.EnableExtraWorkloadForCanary = true
 	progressing := ro("p", "1", "50%", "100%")
 	progressing.Status.Phase = rolloutsv1beta1.RolloutPhaseProgressing
 
 	tests := []struct {
-		name     string
-		ro       *rolloutsv1beta1.Rollout
-		old      *rolloutsv1beta1.Rollout
-		others   []rolloutsv1beta1.Rollout
-		replicas *int32
-		wantErr  string
+		name    string
+		ro      *rolloutsv1beta1.Rollout
+		old     *rolloutsv1beta1.Rollout
+		others  []rolloutsv1beta1.Rollout
+		wantErr string
 	}{
 		{name: "valid", ro: ro("a", "1", "50%", "100%")},
 		{name: "zero step", ro: ro("a", "0"), wantErr: "spec.strategy.canary.steps[0].replicas"},
@@ -50,19 +51,26 @@ func TestValidate(t *testing.T) {
 		{name: "malformed percent", ro: ro("a", "5.5%"), wantErr: "spec.strategy.canary.steps[0].replicas"},
 		{name: "ints decrease", ro: ro("a", "3", "2"), wantErr: "steps[1].replicas"},
 		{name: "percents decrease", ro: ro("a", "50%", "20%"), wantErr: "steps[1].replicas"},
-		{name: "mixed decrease with known replicas", ro: ro("a", "6", "50%"), replicas: &ten, wantErr: "steps[1].replicas"},
-		{name: "mixed without replicas is not compared", ro: ro("a", "6", "50%")},
-		{name: "mixed increase", ro: ro("a", "2", "50%"), replicas: &ten},
+		{name: "mixed numbers and percentages are not compared", ro: ro("a", "6", "50%")},
 		{name: "canary traffic 0%", ro: withTraffic, wantErr: "spec.strategy.canary.steps[0].traffic"},
 		{name: "routing without provider", ro: noRouting, wantErr: "spec.strategy.canary.trafficRoutings[0]"},
 		{name: "canary and blueGreen", ro: both, wantErr: "spec.strategy"},
+		{name: "canary style of a StatefulSet", ro: canaryStatefulSet, wantErr: "spec.strategy.canary.enableExtraWorkloadForCanary"},
 		{name: "conflict", ro: ro("b", "1"), others: []rolloutsv1beta1.Rollout{*ro("a", "1")}, wantErr: "spec.workloadRef"},
 		{name: "steps removed mid-release", ro: ro("p", "1", "100%"), old: progressing, wantErr: "cannot remove steps"},
 		{name: "steps added mid-release", ro: ro("p", "1", "20%", "50%", "100%"), old: progressing},
+		{name: "update leaving invalid steps unchanged", ro: annotated(ro("a", "3", "2")), old: ro("a", "3", "2")},
+		{name: "update changing invalid steps", ro: ro("a", "3", "1"), old: ro("a", "3", "2"), wantErr: "steps[1].replicas"},
+		{name: "update of a conflicting Rollout naming the same workload", ro: annotated(ro("b", "1")), old: ro("b", "1"),
+			others: []rolloutsv1beta1.Rollout{*ro("a", "1")}},
+		{name: "enabling a conflicting Rollout", ro: ro("b", "1"), old: disabled(ro("b", "1")),
+			others: []rolloutsv1beta1.Rollout{*ro("a", "1")}, wantErr: "spec.workloadRef"},
+		{name: "an approval written unreadable", ro: approving(ro("a", "1"), "yes please"), old: ro("a", "1"), wantErr: "sluice.dev/approve"},
+		{name: "an unreadable approval left as it was", ro: annotated(approving(ro("a", "1"), "yes please")), old: approving(ro("a", "1"), "yes please")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			errs := validate(tt.ro, tt.old, tt.others, tt.replicas)
+			errs := validate(tt.ro, tt.old, tt.others)
 			got := errs.ToAggregate()
 			switch {
 			case tt.wantErr == "" && got != nil:
@@ -72,6 +80,33 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// annotated is r with an annotation validate does not check.
+func annotated(r *rolloutsv1beta1.Rollout) *rolloutsv1beta1.Rollout {
+	r = r.DeepCopy()
+	if r.Annotations == nil {
+		r.Annotations = map[string]string{}
+	}
+	r.Annotations["team"] = "shop"
+	return r
+}
+
+// approving is r with the approval annotation v.
+func approving(r *rolloutsv1beta1.Rollout, v string) *rolloutsv1beta1.Rollout {
+	r = r.DeepCopy()
+	if r.Annotations == nil {
+		r.Annotations = map[string]string{}
+	}
+	r.Annotations[rolloutsv1beta1.ApproveAnnotation] = v
+	return r
+}
+
+// disabled is r with spec.disabled set.
+func disabled(r *rolloutsv1beta1.Rollout) *rolloutsv1beta1.Rollout {
+	r = r.DeepCopy()
+	r.Spec.Disabled = true
+	return r
 }
 
 func ptr[T any](v T) *T { return &v }

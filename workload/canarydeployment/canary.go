@@ -26,10 +26,8 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
 	"github.com/sluice-dev/sluice/workload/deployment"
+	"github.com/sluice-dev/sluice/workload/precondition"
 )
-
-// Supported is true once this package releases Deployments in canary style.
-const Supported = true
 
 var _ workload.Releaser = (*Releaser)(nil)
 
@@ -108,34 +106,27 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 		return fmt.Errorf("deployment %s has spec.strategy.type Recreate, which sluice does not release; use RollingUpdate: %w",
 			r.key, workload.ErrUnsupported)
 	}
-	annotations := map[string]any{}
-	labels := map[string]any{}
-	if _, ok := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !ok {
-		b, err := json.Marshal(newRestorePatch(d))
-		if err != nil {
-			return err
-		}
-		annotations[rolloutsv1beta1.DeploymentOriginalAnnotation] = string(b)
-	}
-	info, err := json.Marshal(owner)
-	if err != nil {
-		return err
-	}
-	if d.Annotations[rolloutsv1beta1.ControlInfoAnnotation] != string(info) {
-		annotations[rolloutsv1beta1.ControlInfoAnnotation] = string(info)
-	}
-	if _, ok := d.Labels[rolloutsv1beta1.StableRevisionLabel]; !ok {
+	annotations, labels, err := workload.ClaimMetadata(d, owner, func() (string, error) {
+		// The in-place adapter's restore patch, on purpose: the webhook
+		// folds a user's changes of the held fields into it, and users
+		// apply it by hand the same way for both styles. A canary release
+		// changes only spec.paused and sluice's marks; the timing and
+		// strategy are recorded as they are.
+		b, err := json.Marshal(deployment.NewRestorePatch(d))
+		return string(b), err
+	}, func() (string, error) {
 		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 		if err != nil {
-			return fmt.Errorf("selector of deployment %s: %w", r.key, err)
+			return "", fmt.Errorf("selector of deployment %s: %w", r.key, err)
 		}
 		sets := &appsv1.ReplicaSetList{}
 		if err := r.client.List(ctx, sets, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-			return fmt.Errorf("listing replicasets of deployment %s: %w", r.key, err)
+			return "", fmt.Errorf("listing replicasets of deployment %s: %w", r.key, err)
 		}
-		if rev := stableRevision(d, sets.Items); rev != "" {
-			labels[rolloutsv1beta1.StableRevisionLabel] = rev
-		}
+		return deployment.StableRevision(d, sets.Items), nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(annotations) == 0 && len(labels) == 0 && d.Spec.Paused {
 		return nil
@@ -205,7 +196,10 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		return false, r.create(ctx, d, s.UpdateRevision)
 	}
 	if replicas(cur) < desired {
-		b, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": desired}})
+		b, err := precondition.MergePatch(map[string]any{"spec": map[string]any{"replicas": desired}}, cur.ResourceVersion)
+		if err != nil {
+			return false, err
+		}
 		if err := r.client.Patch(ctx, cur, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
 			return false, fmt.Errorf("scaling canary deployment %s/%s to %d: %w", cur.Namespace, cur.Name, desired, err)
 		}
@@ -267,15 +261,10 @@ func (r *Releaser) get(ctx context.Context) (*appsv1.Deployment, error) {
 	return d, nil
 }
 
+// patch sends a merge patch of d guarded by the resourceVersion read; a
+// conflict makes the caller plan again from a fresh read.
 func (r *Releaser) patch(ctx context.Context, d *appsv1.Deployment, patch any) error {
-	b, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	if err := r.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
-		return fmt.Errorf("patching deployment %s: %w", r.key, err)
-	}
-	return nil
+	return precondition.Patch(ctx, r.client, d, patch, "deployment "+r.key.String())
 }
 
 func replicas(d *appsv1.Deployment) int32 {

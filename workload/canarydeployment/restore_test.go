@@ -19,7 +19,7 @@ import (
 // restore patch must survive that unchanged and take the user's values.
 func TestRestorePatch_foldsUserChangesLikeTheDeploymentAdapter(t *testing.T) {
 	d := stableDeployment()
-	b, err := json.Marshal(newRestorePatch(d))
+	b, err := json.Marshal(deployment.NewRestorePatch(d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestRestorePatch_foldsUserChangesLikeTheDeploymentAdapter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p restorePatch
+	var p deployment.RestorePatch
 	if err := json.Unmarshal([]byte(merged), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +92,8 @@ func TestStableRevision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := stableRevision(d, tt.sets); got != tt.want {
-				t.Errorf("stableRevision = %q, want %q", got, tt.want)
+			if got := deployment.StableRevision(d, tt.sets); got != tt.want {
+				t.Errorf("StableRevision = %q, want %q", got, tt.want)
 			}
 		})
 	}

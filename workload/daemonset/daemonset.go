@@ -27,10 +27,8 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/precondition"
 )
-
-// Supported is true once this package releases DaemonSets.
-const Supported = true
 
 var _ workload.Releaser = (*Releaser)(nil)
 
@@ -80,26 +78,17 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	if err != nil {
 		return err
 	}
-	annotations := map[string]any{}
-	labels := map[string]any{}
-	spec := map[string]any{}
-	if _, ok := ds.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !ok {
-		annotations[rolloutsv1beta1.DeploymentOriginalAnnotation] = newRestorePatch(ds.Spec.UpdateStrategy).encode()
-	}
-	if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
-		spec["updateStrategy"] = map[string]any{"type": appsv1.OnDeleteDaemonSetStrategyType}
-	}
-	info, err := json.Marshal(owner)
+	annotations, labels, err := workload.ClaimMetadata(ds, owner, func() (string, error) {
+		return newRestorePatch(ds.Spec.UpdateStrategy).encode(), nil
+	}, func() (string, error) {
+		return stableCandidate(o.t, o.rev.previous), nil
+	})
 	if err != nil {
 		return err
 	}
-	if ds.Annotations[rolloutsv1beta1.ControlInfoAnnotation] != string(info) {
-		annotations[rolloutsv1beta1.ControlInfoAnnotation] = string(info)
-	}
-	if _, ok := ds.Labels[rolloutsv1beta1.StableRevisionLabel]; !ok {
-		if stable := stableCandidate(o.t, o.rev.previous); stable != "" {
-			labels[rolloutsv1beta1.StableRevisionLabel] = stable
-		}
+	spec := map[string]any{}
+	if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
+		spec["updateStrategy"] = map[string]any{"type": appsv1.OnDeleteDaemonSetStrategyType}
 	}
 	if len(annotations) == 0 && len(labels) == 0 && len(spec) == 0 {
 		return nil
@@ -140,7 +129,7 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		return false, err
 	}
 	log := ctrl.LoggerFrom(ctx)
-	for _, p := range o.t.toDelete(desired, maxUnavailableOf(strategy, ds.Status.DesiredNumberScheduled)) {
+	for _, p := range o.t.toDelete(desired, maxUnavailableOf(strategy, ds.Status.DesiredNumberScheduled), ds.Labels[rolloutsv1beta1.StableRevisionLabel]) {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: p.Name}}
 		uid := p.UID
 		log.Info("Deleting pod to replace it with the update revision", "pod", klog.KObj(pod), "node", p.Node,
@@ -245,13 +234,9 @@ func (r *Releaser) observe(ctx context.Context, ds *appsv1.DaemonSet) (*observed
 	return &observed{ds: ds, rev: rev, t: count(views, rev.update, ds.Status.DesiredNumberScheduled)}, nil
 }
 
+// patch sends a merge patch of ds guarded by the resourceVersion read, so
+// that it fails with a conflict when ds changed since (a new pod template
+// above all); the caller plans again from a fresh read.
 func (r *Releaser) patch(ctx context.Context, ds *appsv1.DaemonSet, patch any) error {
-	b, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	if err := r.client.Patch(ctx, ds, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
-		return fmt.Errorf("patching daemonset %s: %w", r.key, err)
-	}
-	return nil
+	return precondition.Patch(ctx, r.client, ds, patch, "daemonset "+r.key.String())
 }

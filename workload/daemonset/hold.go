@@ -1,13 +1,9 @@
 package daemonset
 
 import (
-	"encoding/json"
-	"fmt"
-
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
@@ -15,28 +11,9 @@ import (
 
 var _ workload.Hold = Hold
 
-// HoldFor returns how DaemonSet updates are held.
-func HoldFor() (workload.Hold, bool) { return Hold, true }
-
 // Hold implements workload.Hold for DaemonSets; see holdDaemonSet.
 func Hold(old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
-	o, u := &appsv1.DaemonSet{}, &appsv1.DaemonSet{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(old.Object, o); err != nil {
-		return false, "", fmt.Errorf("decoding the stored DaemonSet: %w", err)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(updated.Object, u); err != nil {
-		return false, "", fmt.Errorf("decoding the DaemonSet update: %w", err)
-	}
-	changed, why := holdDaemonSet(o, u, rollout)
-	if !changed {
-		return false, why, nil
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(u)
-	if err != nil {
-		return false, "", err
-	}
-	updated.Object = obj
-	return true, why, nil
+	return workload.TypedHold("DaemonSet", holdDaemonSet)(old, updated, rollout)
 }
 
 // holdDaemonSet changes updated, an update of old by someone other than
@@ -70,8 +47,7 @@ func holdDaemonSet(old, updated *appsv1.DaemonSet, rollout string) (bool, string
 	}
 	updated.Spec.UpdateStrategy.Type = appsv1.OnDeleteDaemonSetStrategyType
 	if !inProgress {
-		b, _ := json.Marshal(map[string]string{"rolloutName": rollout})
-		setAnnotation(updated, rolloutsv1beta1.InProgressingAnnotation, string(b))
+		setAnnotation(updated, rolloutsv1beta1.InProgressingAnnotation, workload.InProgressing(rollout))
 	}
 	return true, "new release held for rollout " + rollout
 }
@@ -85,17 +61,7 @@ func keepHeldFields(old, updated *appsv1.DaemonSet) {
 		}
 		setAnnotation(updated, rolloutsv1beta1.DeploymentOriginalAnnotation, raw)
 	}
-	for _, k := range []string{rolloutsv1beta1.InProgressingAnnotation, rolloutsv1beta1.ControlInfoAnnotation} {
-		if v, ok := old.Annotations[k]; ok {
-			setAnnotation(updated, k, v)
-		}
-	}
-	if v, ok := old.Labels[rolloutsv1beta1.StableRevisionLabel]; ok {
-		if updated.Labels == nil {
-			updated.Labels = map[string]string{}
-		}
-		updated.Labels[rolloutsv1beta1.StableRevisionLabel] = v
-	}
+	workload.KeepMarks(old, updated)
 	updated.Spec.UpdateStrategy = *old.Spec.UpdateStrategy.DeepCopy()
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
 )
 
 // daemonSet is a DaemonSet of image with the RollingUpdate strategy and
@@ -142,7 +143,7 @@ func TestHoldDaemonSet(t *testing.T) {
 				}
 				return
 			}
-			if got := inProgressRollout(tt.update.Annotations); got != "agent" {
+			if got := workload.InProgressRollout(tt.update.Annotations); got != "agent" {
 				t.Fatalf("in-progressing names %q", got)
 			}
 			p := restoreOf(t, tt.update)

@@ -133,16 +133,25 @@ func (t tally) settled(replicas int32) bool {
 // about to run, the update revision, without more than maxUnavailable nodes
 // lacking a ready pod at once. Nodes in flight count towards desired and
 // against maxUnavailable, so calling it again before the DaemonSet
-// controller has replaced the pods deletes nothing more. Unready old pods go
-// first and cost no availability (they serve nothing); then ready ones, in
-// the order of their node names, as long as maxUnavailable allows.
-func (t tally) toDelete(desired, maxUnavailable int32) []podView {
+// controller has replaced the pods deletes nothing more. Pods of neither
+// the update nor the stable revision go first (a release restarted for a
+// newer revision: the pods of the one it replaced must go anyway, and
+// replacing them first keeps every stable pod until the batch needs it);
+// then unready old pods, which cost no availability (they serve nothing);
+// then ready ones, in the order of their node names, as long as
+// maxUnavailable allows. stable is the release's stable revision ("": not
+// known, no pod goes first for it).
+func (t tally) toDelete(desired, maxUnavailable int32, stable string) []podView {
 	need := desired - t.Updated - t.InFlight
 	if need <= 0 {
 		return nil
 	}
 	old := append([]podView(nil), t.Old...)
+	superseded := func(p podView) bool { return stable != "" && p.Revision != stable }
 	sort.SliceStable(old, func(i, j int) bool {
+		if superseded(old[i]) != superseded(old[j]) {
+			return superseded(old[i])
+		}
 		if old[i].Ready != old[j].Ready {
 			return !old[i].Ready
 		}

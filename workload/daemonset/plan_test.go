@@ -115,6 +115,7 @@ func TestToDelete(t *testing.T) {
 		pods           []podView
 		desired        int32
 		maxUnavailable int32
+		stable         string
 		want           []string
 	}{
 		{name: "first batch of 1", pods: six(0), desired: 1, maxUnavailable: 1, want: []string{"ds-a"}},
@@ -154,10 +155,15 @@ func TestToDelete(t *testing.T) {
 			want: []string{},
 		},
 		{name: "last batch", pods: six(4), desired: 6, maxUnavailable: 2, want: []string{"ds-e", "ds-f"}},
+		{
+			name: "restarted for a newer revision: the superseded revision's pod goes first, no stable one",
+			pods: append(six(0)[:3], pod("d", "mid", true), pod("e", "old", true), pod("f", "old", true)), desired: 1, maxUnavailable: 1,
+			stable: "old", want: []string{"ds-d"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := names(count(tt.pods, "new", 6).toDelete(tt.desired, tt.maxUnavailable))
+			got := names(count(tt.pods, "new", 6).toDelete(tt.desired, tt.maxUnavailable, tt.stable))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("toDelete = %v, want %v", got, tt.want)
 			}
@@ -185,7 +191,7 @@ func TestToDelete_repeatedUntilPlaced(t *testing.T) {
 			if tl.Unavailable > tc.maxUnavailable {
 				t.Fatalf("%+v: %d nodes unavailable", tc, tl.Unavailable)
 			}
-			del := tl.toDelete(tc.desired, tc.maxUnavailable)
+			del := tl.toDelete(tc.desired, tc.maxUnavailable, "")
 			if len(del) == 0 && tl.Updated == tc.desired && tl.UpdatedReady == tc.desired {
 				break
 			}

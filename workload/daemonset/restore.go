@@ -8,6 +8,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
 )
 
 // restorePatch is the JSON merge patch kept in the sluice.dev/restore-patch
@@ -15,13 +16,8 @@ import (
 // or by hand with kubectl, it gives the DaemonSet back its own update
 // strategy and drops sluice's annotations and labels.
 type restorePatch struct {
-	Metadata restoreMeta `json:"metadata"`
-	Spec     restoreSpec `json:"spec"`
-}
-
-type restoreMeta struct {
-	Annotations map[string]*string `json:"annotations"`
-	Labels      map[string]*string `json:"labels"`
+	Metadata workload.RestoreMarks `json:"metadata"`
+	Spec     restoreSpec           `json:"spec"`
 }
 
 type restoreSpec struct {
@@ -43,15 +39,8 @@ func newRestorePatch(s appsv1.DaemonSetUpdateStrategy) restorePatch {
 		s.Type = appsv1.RollingUpdateDaemonSetStrategyType
 	}
 	return restorePatch{
-		Metadata: restoreMeta{
-			Annotations: map[string]*string{
-				rolloutsv1beta1.DeploymentOriginalAnnotation: nil,
-				rolloutsv1beta1.ControlInfoAnnotation:        nil,
-				rolloutsv1beta1.InProgressingAnnotation:      nil,
-			},
-			Labels: map[string]*string{rolloutsv1beta1.StableRevisionLabel: nil},
-		},
-		Spec: restoreSpec{UpdateStrategy: restoreStrategy{Type: s.Type, RollingUpdate: s.RollingUpdate.DeepCopy()}},
+		Metadata: workload.NewRestoreMarks(),
+		Spec:     restoreSpec{UpdateStrategy: restoreStrategy{Type: s.Type, RollingUpdate: s.RollingUpdate.DeepCopy()}},
 	}
 }
 

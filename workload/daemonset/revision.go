@@ -1,18 +1,15 @@
 package daemonset
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"fmt"
-	"hash/fnv"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/utils/dump"
+
+	workloadrevisions "github.com/sluice-dev/sluice/workload/revisions"
 )
 
 // revisions are the two revisions a release of a DaemonSet moves between,
@@ -48,7 +45,7 @@ func revisionsOf(ds *appsv1.DaemonSet, history []appsv1.ControllerRevision) revi
 		}
 	}
 	if rev.update == "" {
-		rev.update = templateHash(&ds.Spec.Template, ds.Status.CollisionCount)
+		rev.update = workloadrevisions.TemplateHash(&ds.Spec.Template, ds.Status.CollisionCount)
 	}
 	for _, cr := range owned {
 		if h := hashOf(cr); h != rev.update {
@@ -80,19 +77,4 @@ func hashOf(cr *appsv1.ControllerRevision) string {
 		return h
 	}
 	return cr.Name
-}
-
-// templateHash is the controller-revision-hash Kubernetes' DaemonSet
-// controller gives a new revision of a pod template: FNV-32a over the
-// template's hash-dump, plus the collision count when set, encoded with the
-// safe alphabet.
-func templateHash(template *corev1.PodTemplateSpec, collisionCount *int32) string {
-	h := fnv.New32a()
-	_, _ = fmt.Fprintf(h, "%v", dump.ForHash(*template))
-	if collisionCount != nil {
-		b := make([]byte, 8)
-		binary.LittleEndian.PutUint32(b, uint32(*collisionCount)) //nolint:gosec // same bits as Kubernetes
-		_, _ = h.Write(b)
-	}
-	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
 }

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	workloadrevisions "github.com/sluice-dev/sluice/workload/revisions"
 )
 
 // template is a pod template of image as the API server stores it, with
@@ -51,12 +53,12 @@ func TestTemplateHash(t *testing.T) {
 		"registry.example/a:v2": "57864f86f5",
 	} {
 		tpl := template(image)
-		if got := templateHash(&tpl, nil); got != want {
-			t.Errorf("templateHash(%s) = %s, want %s", image, got, want)
+		if got := workloadrevisions.TemplateHash(&tpl, nil); got != want {
+			t.Errorf("workloadrevisions.TemplateHash(%s) = %s, want %s", image, got, want)
 		}
 	}
 	tpl := template("registry.example/a:v1")
-	if templateHash(&tpl, new(int32)) == templateHash(&tpl, nil) {
+	if workloadrevisions.TemplateHash(&tpl, new(int32)) == workloadrevisions.TemplateHash(&tpl, nil) {
 		t.Error("a collision count does not change the hash")
 	}
 }
@@ -106,7 +108,7 @@ func TestRevisionsOf(t *testing.T) {
 			name:    "revisions of another DaemonSet are ignored",
 			ds:      ds(v3),
 			history: []appsv1.ControllerRevision{stranger, history(d, template(v1), "h1", 1)},
-			want:    revisions{update: templateHash(ptrTo(template(v3)), nil), previous: "h1"},
+			want:    revisions{update: workloadrevisions.TemplateHash(ptrTo(template(v3)), nil), previous: "h1"},
 		},
 		{
 			name:    "first revision",

@@ -1,9 +1,6 @@
 package daemonset
 
 import (
-	"encoding/json"
-	"strings"
-
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -25,7 +22,7 @@ func statusOf(ds *appsv1.DaemonSet, rev revisions, t tally) *workload.Status {
 		UpdateRevision:       rev.update,
 		PodTemplateHash:      rev.update,
 		RolloutID:            workload.RolloutID(ds.Labels, ds.Annotations),
-		InProgressRollout:    inProgressRollout(ds.Annotations),
+		InProgressRollout:    workload.InProgressRollout(ds.Annotations),
 		PodSelector:          ds.Spec.Selector,
 		RevisionLabel:        appsv1.DefaultDaemonSetUniqueLabelKey,
 		Labels:               ds.Labels,
@@ -57,19 +54,4 @@ func maxUnavailableOf(s appsv1.DaemonSetUpdateStrategy, replicas int32) int32 {
 		return 1
 	}
 	return int32(min(u, int(max(replicas, 1)))) //nolint:gosec // bounded by replicas
-}
-
-// inProgressRollout names the Rollout in the in-progressing annotation.
-func inProgressRollout(annotations map[string]string) string {
-	raw := annotations[rolloutsv1beta1.InProgressingAnnotation]
-	if raw == "" {
-		return ""
-	}
-	var v struct {
-		RolloutName string `json:"rolloutName"`
-	}
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return strings.TrimSpace(raw)
-	}
-	return v.RolloutName
 }

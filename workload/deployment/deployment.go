@@ -15,16 +15,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/release/batch"
+	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/batch"
+	"github.com/sluice-dev/sluice/workload/ownership"
+	"github.com/sluice-dev/sluice/workload/precondition"
+	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
 var _ workload.Releaser = (*Releaser)(nil)
@@ -61,42 +68,54 @@ func (r *Releaser) Status(ctx context.Context) (*workload.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.template = templateHash(&d.Spec.Template, nil)
-	return statusOf(d, sets), nil
+	r.template = revisions.TemplateHash(&d.Spec.Template, nil)
+	// A Deployment OpenKruise left held is read as its user configured it
+	// (adopt.go), and claimed again before anything else.
+	view, why := adoptView(d)
+	st := statusOf(view, sets)
+	st.Adopt = leftByOpenKruise(d)
+	if why != "" {
+		st.Unsupported = why
+	}
+	return st, nil
 }
 
 // Claim implements workload.Releaser: it records the restore patch, the
 // stable revision and the controlling BatchRelease, pauses the Deployment
 // and sets maxSurge to 0.
 func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
-	d, sets, err := r.read(ctx)
+	live, sets, err := r.read(ctx)
 	if err != nil {
 		return err
+	}
+	d, why := adoptView(live)
+	if why != "" {
+		return fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
 	}
 	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		return fmt.Errorf("deployment %s has spec.strategy.type Recreate, which cannot be released in batches; use RollingUpdate: %w",
 			r.key, workload.ErrUnsupported)
 	}
-	annotations := map[string]any{}
-	labels := map[string]any{}
-	if _, ok := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !ok {
+	annotations, labels, err := workload.ClaimMetadata(d, owner, func() (string, error) {
 		b, err := json.Marshal(newRestorePatch(d))
-		if err != nil {
-			return err
+		return string(b), err
+	}, func() (string, error) {
+		if stable := sets.stableCandidate(); stable != nil {
+			return stable.Labels[appsv1.DefaultDeploymentUniqueLabelKey], nil
 		}
-		annotations[rolloutsv1beta1.DeploymentOriginalAnnotation] = string(b)
-	}
-	info, err := json.Marshal(owner)
+		return "", nil
+	})
 	if err != nil {
 		return err
 	}
-	if d.Annotations[rolloutsv1beta1.ControlInfoAnnotation] != string(info) {
-		annotations[rolloutsv1beta1.ControlInfoAnnotation] = string(info)
-	}
-	if _, ok := d.Labels[rolloutsv1beta1.StableRevisionLabel]; !ok {
-		if stable := sets.stableCandidate(); stable != nil {
-			labels[rolloutsv1beta1.StableRevisionLabel] = stable.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	if _, ok := d.Annotations[ownership.Annotation]; !ok {
+		// Who owns the fields sluice is about to change, so that the
+		// hand-back gives them back (sluice's updates take them over).
+		owners, err := ownership.Record(d.ManagedFields, heldFields...)
+		if err != nil {
+			return err
 		}
+		annotations[ownership.Annotation] = owners.Encode()
 	}
 	if len(annotations) == 0 && len(labels) == 0 && d.Spec.Paused {
 		return nil
@@ -107,7 +126,10 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	}
 	patch := map[string]any{
 		"metadata": map[string]any{"annotations": annotations, "labels": labels},
-		"spec":     specPatch(planGate(gateInput{Unavailable: unavailable, BlueGreen: r.blueGreen}), d, r.blueGreen),
+		"spec":     specPatch(planGate(gateInput{Replicas: replicasOf(d), Unavailable: unavailable, BlueGreen: r.blueGreen}), d),
+	}
+	if leftByOpenKruise(live) {
+		adoptInto(patch, live)
 	}
 	return r.patch(ctx, d, patch)
 }
@@ -118,8 +140,8 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 	if err != nil {
 		return false, err
 	}
-	if r.template != "" && templateHash(&d.Spec.Template, nil) != r.template {
-		log.FromContext(ctx).Info("Pod template changed since the status was read; placing nothing until the next reconcile", "deployment", r.key)
+	if r.template != "" && revisions.TemplateHash(&d.Spec.Template, nil) != r.template {
+		ctrl.LoggerFrom(ctx).Info("Pod template changed since the status was read; placing nothing until the next reconcile", "deployment", r.key)
 		return false, nil
 	}
 	surge, unavailable, err := r.bounds(d)
@@ -147,10 +169,14 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		return in.NewReplicas >= desired, nil
 	}
 	g := planGate(in)
-	if spec := specPatch(g, d, r.blueGreen); len(spec) > 0 {
+	if spec := specPatch(g, d); len(spec) > 0 {
+		// A conflict (the Deployment changed since it was read) goes back
+		// to the caller, which plans the batch again from a fresh read.
 		if err := r.patch(ctx, d, map[string]any{"spec": spec}); err != nil {
 			return false, err
 		}
+		killpoint.ReachedIf(ctx, g.Mode == modeArm, killpoint.DeploymentArmed, r.key.String())
+		killpoint.ReachedIf(ctx, g.Mode == modeMove, killpoint.DeploymentMoved, r.key.String())
 	}
 	return g.Mode == modeHold, nil
 }
@@ -164,6 +190,9 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 	}
 	if err != nil {
 		return false, err
+	}
+	if leftByOpenKruise(d) {
+		return r.handBackAdopted(ctx, d, wait)
 	}
 	p, ok, err := readRestorePatch(d)
 	if err != nil {
@@ -179,15 +208,89 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 		"spec": map[string]any{"paused": false},
 	}
 	if ok {
+		// The owners record goes with the hand-back of the fields below.
+		delete(p.Metadata.Annotations, ownership.Annotation)
 		patch = p
 	}
 	if ok || hasAny(d.Annotations, rolloutsv1beta1.InProgressingAnnotation, rolloutsv1beta1.ControlInfoAnnotation) {
 		if err := r.patch(ctx, d, patch); err != nil {
 			return false, err
 		}
+	}
+	if err := r.handBackFields(ctx, d); err != nil {
+		return false, err
+	}
+	if ok {
 		return !wait, nil
 	}
 	return !wait || statusOf(d, sets).UpToDate, nil
+}
+
+// heldFields are the Deployment fields a release changes, as dotted paths.
+var heldFields = []string{
+	"spec.paused", "spec.minReadySeconds", "spec.progressDeadlineSeconds",
+	"spec.strategy.rollingUpdate.maxSurge", "spec.strategy.rollingUpdate.maxUnavailable",
+}
+
+// handBackFields is handBackOnce, again from a fresh read when d changed
+// in between (Kubernetes writes its status all the time): a hand-back is
+// not retried by anyone once the workload's marks are gone.
+func (r *Releaser) handBackFields(ctx context.Context, d *appsv1.Deployment) error {
+	var err error
+	for range 5 {
+		if err = r.handBackOnce(ctx, d); err == nil || (!apierrors.IsConflict(err) && !apierrors.IsInvalid(err)) {
+			return err
+		}
+		fresh := &appsv1.Deployment{}
+		if rerr := r.reader.Get(ctx, r.key, fresh); rerr != nil {
+			return fmt.Errorf("reading deployment %s: %w", r.key, rerr)
+		}
+		*d = *fresh
+	}
+	return err
+}
+
+// handBackOnce gives d's held fields back to the field managers that
+// owned them when the release claimed it (ownership.Annotation) and drops
+// sluice's managedFields entry, so that sluice owns nothing of a handed
+// back Deployment and a field removed from a server-side-applied manifest
+// is really removed. It writes only when that changes something, guarded
+// by d's resourceVersion.
+func (r *Releaser) handBackOnce(ctx context.Context, d *appsv1.Deployment) error {
+	owners, err := ownership.Read(d.Annotations[ownership.Annotation])
+	if err != nil {
+		return err
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+	if err != nil {
+		return err
+	}
+	present := func(path string) bool {
+		_, found, _ := unstructured.NestedFieldNoCopy(obj, strings.Split(path, ".")...)
+		return found
+	}
+	entries, changed, err := ownership.HandBack(d.ManagedFields, owners, present, time.Now())
+	if err != nil {
+		return err
+	}
+	_, recorded := d.Annotations[ownership.Annotation]
+	if !changed && !recorded {
+		return nil
+	}
+	patch, err := ownership.Patch(d.ResourceVersion, entries)
+	if err != nil {
+		return err
+	}
+	if recorded {
+		var ops []map[string]any
+		_ = json.Unmarshal(patch, &ops)
+		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + strings.ReplaceAll(ownership.Annotation, "/", "~1")})
+		patch, _ = json.Marshal(ops)
+	}
+	if err := r.client.Patch(ctx, d, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
+		return fmt.Errorf("handing the fields of deployment %s back to their managers: %w", r.key, err)
+	}
+	return nil
 }
 
 // handedBack reports whether d was handed back to Kubernetes outside the
@@ -230,21 +333,18 @@ func (r *Releaser) read(ctx context.Context) (*appsv1.Deployment, *replicaSets, 
 	return d, sets, nil
 }
 
+// patch sends a merge patch of d guarded by the resourceVersion read: every
+// write sluice makes to a Deployment depends on what it read, so a write by
+// anyone else in between (a new pod template above all) makes it fail with
+// a conflict, and the caller plans again from a fresh read.
 func (r *Releaser) patch(ctx context.Context, d *appsv1.Deployment, patch any) error {
-	b, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	if err := r.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
-		return fmt.Errorf("patching deployment %s: %w", r.key, err)
-	}
-	return nil
+	return precondition.Patch(ctx, r.client, d, patch, "deployment "+r.key.String())
 }
 
 // specPatch is the spec part of a merge patch that puts d in gate g. Fields
 // already at their target are left out, so a settled Deployment gets an
 // empty patch.
-func specPatch(g gate, d *appsv1.Deployment, blueGreen bool) map[string]any {
+func specPatch(g gate, d *appsv1.Deployment) map[string]any {
 	spec := map[string]any{}
 	paused := g.Mode != modeMove
 	if d.Spec.Paused != paused {
@@ -255,7 +355,7 @@ func specPatch(g gate, d *appsv1.Deployment, blueGreen bool) map[string]any {
 		ru.MaxUnavailable == nil || ru.MaxUnavailable.String() != fmt.Sprint(g.MaxUnavailable) {
 		spec["strategy"] = map[string]any{"rollingUpdate": map[string]any{"maxSurge": g.MaxSurge, "maxUnavailable": g.MaxUnavailable}}
 	}
-	if g.Mode == modeHold && !blueGreen {
+	if g.Mode == modeHold && !g.Inflated {
 		if p, ok, _ := readRestorePatch(d); ok {
 			if d.Spec.MinReadySeconds != p.Spec.MinReadySeconds {
 				spec["minReadySeconds"] = p.Spec.MinReadySeconds
@@ -283,9 +383,9 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 		ObservedGeneration: d.Status.ObservedGeneration,
 		Replicas:           n,
 		StableRevision:     d.Labels[rolloutsv1beta1.StableRevisionLabel],
-		UpdateRevision:     templateHash(&d.Spec.Template, nil),
+		UpdateRevision:     revisions.TemplateHash(&d.Spec.Template, nil),
 		RolloutID:          workload.RolloutID(d.Labels, d.Annotations),
-		InProgressRollout:  inProgressRollout(d.Annotations),
+		InProgressRollout:  workload.InProgressRollout(d.Annotations),
 		Labels:             d.Labels,
 	}
 	if cur := sets.current; cur != nil {
@@ -294,7 +394,7 @@ func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 		s.UpdatedReadyReplicas = cur.Status.ReadyReplicas
 		s.InRollback = s.StableRevision != "" && s.PodTemplateHash == s.StableRevision
 	} else {
-		s.PodTemplateHash = templateHash(&d.Spec.Template, d.Status.CollisionCount)
+		s.PodTemplateHash = revisions.TemplateHash(&d.Spec.Template, d.Status.CollisionCount)
 	}
 	s.PodSelector = d.Spec.Selector
 	s.RevisionLabel = appsv1.DefaultDeploymentUniqueLabelKey
@@ -326,20 +426,6 @@ func replicasOf(d *appsv1.Deployment) int32 {
 		return 1
 	}
 	return *d.Spec.Replicas
-}
-
-func inProgressRollout(annotations map[string]string) string {
-	raw := annotations[rolloutsv1beta1.InProgressingAnnotation]
-	if raw == "" {
-		return ""
-	}
-	var v struct {
-		RolloutName string `json:"rolloutName"`
-	}
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return strings.TrimSpace(raw)
-	}
-	return v.RolloutName
 }
 
 func hasAny(m map[string]string, keys ...string) bool {

@@ -53,6 +53,11 @@ type gate struct {
 	Mode           gateMode
 	MaxSurge       int32
 	MaxUnavailable int32
+	// Inflated keeps the inflated timing in modeHold: a blue-green
+	// Deployment whose new ReplicaSet has every replica must not see them
+	// available, or Kubernetes, finding it saturated, scales the old
+	// ReplicaSets to 0 even while paused.
+	Inflated bool
 }
 
 // placed reports whether the ReplicaSets already have the batch's sizes.
@@ -94,10 +99,16 @@ func planGate(in gateInput) gate {
 // count as available, and maxSurge is the batch, so the new ReplicaSet grows
 // beside the full old one. Between batches the Deployment is paused with
 // maxSurge equal to the new pods it has, which Kubernetes' proportional
-// scaling of a paused Deployment leaves alone; unpaused by hand it finishes
-// with no pod unavailable.
+// scaling of a paused Deployment leaves alone, and (like every Hold) with
+// the user's minReadySeconds and progressDeadlineSeconds: unpaused by hand
+// its new pods count as available, so Kubernetes removes the old ones and
+// finishes with no pod unavailable instead of running both forever. The
+// exception is a hold with as many new pods as replicas (a full step):
+// available, they would make the new ReplicaSet saturated, and Kubernetes
+// scales the old ones to 0 even while paused; that hold keeps the inflated
+// timing, and only the restore patch finishes it.
 func planBlueGreenGate(in gateInput) gate {
-	hold := gate{Mode: modeHold, MaxSurge: max(in.NewReplicas, 1), MaxUnavailable: 0}
+	hold := gate{Mode: modeHold, MaxSurge: max(in.NewReplicas, 1), MaxUnavailable: 0, Inflated: in.NewReplicas >= in.Replicas}
 	if in.Desired <= 0 || in.NewReplicas >= in.Desired {
 		return hold
 	}

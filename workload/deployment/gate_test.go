@@ -1,6 +1,13 @@
 package deployment
 
-import "testing"
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+)
 
 func TestPlanGate(t *testing.T) {
 	tests := []struct {
@@ -128,6 +135,7 @@ func TestPlanGate_blueGreen(t *testing.T) {
 		{"unarmed: arm first", gateInput{Replicas: 4, Desired: 4, OldReplicas: 4, BlueGreen: true}, gate{Mode: modeArm, MaxSurge: 1}},
 		{"armed: surge the whole batch, none unavailable", gateInput{Replicas: 4, Desired: 4, OldReplicas: 4, BlueGreen: true, Armed: true}, gate{Mode: modeMove, MaxSurge: 4}},
 		{"placed: held with the surge it has", gateInput{Replicas: 4, Desired: 2, NewReplicas: 2, OldReplicas: 4, BlueGreen: true, Armed: true}, gate{Mode: modeHold, MaxSurge: 2}},
+		{"full step: held with the timing inflated, or Kubernetes finds the new ReplicaSet saturated and drops the old pods", gateInput{Replicas: 4, Desired: 4, NewReplicas: 4, OldReplicas: 4, BlueGreen: true, Armed: true}, gate{Mode: modeHold, MaxSurge: 4, Inflated: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,5 +143,35 @@ func TestPlanGate_blueGreen(t *testing.T) {
 				t.Fatalf("planGate() = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// Every Hold, blue-green too, gives back the user's timing: a Deployment
+// held between batches and unpaused by hand (kubectl rollout resume) must
+// see its new pods become available, or Kubernetes never removes the old
+// ones and it runs at twice its size forever.
+func TestSpecPatch_holdRestoresTheUsersTiming(t *testing.T) {
+	deadline := int32(600)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			rolloutsv1beta1.DeploymentOriginalAnnotation: `{"spec":{"paused":false,"minReadySeconds":5,"progressDeadlineSeconds":600,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`,
+		}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr[int32](4), MinReadySeconds: heldMinReadySeconds, ProgressDeadlineSeconds: ptr[int32](heldProgressDeadlineSeconds),
+		},
+	}
+	for _, blueGreen := range []bool{false, true} {
+		old := int32(2)
+		if blueGreen {
+			old = 4
+		}
+		g := planGate(gateInput{Replicas: 4, Desired: 2, NewReplicas: 2, OldReplicas: old, BlueGreen: blueGreen, Armed: true})
+		if g.Mode != modeHold {
+			t.Fatalf("blueGreen %v: mode %v, want hold", blueGreen, g.Mode)
+		}
+		spec := specPatch(g, d)
+		if spec["minReadySeconds"] != int32(5) || *(spec["progressDeadlineSeconds"].(*int32)) != deadline || spec["paused"] != true {
+			t.Errorf("blueGreen %v: hold patch %v, want paused with minReadySeconds 5 and progressDeadlineSeconds 600", blueGreen, spec)
+		}
 	}
 }

@@ -44,9 +44,9 @@ func TestHoldDeployment(t *testing.T) {
 		{name: "template change is held", old: dep("v1"), update: dep("v2"), wantChanged: true, wantPaused: true},
 		{name: "no change passes", old: dep("v1"), update: dep("v1")},
 		{name: "scaled to zero passes", old: dep("v1"), update: dep("v2"), mutate: func(d *appsv1.Deployment) { d.Spec.Replicas = ptr[int32](0) }},
-		{name: "Recreate passes", old: dep("v1"), update: dep("v2"), mutate: func(d *appsv1.Deployment) {
+		{name: "Recreate is held", old: dep("v1"), update: dep("v2"), mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-		}},
+		}, wantChanged: true, wantPaused: true},
 		{name: "rollout-id change is held", old: dep("v1"), update: dep("v1"), mutate: func(d *appsv1.Deployment) {
 			d.Annotations[rolloutsv1beta1.RolloutIDLabel] = "r2"
 		}, wantChanged: true, wantPaused: true},
@@ -84,6 +84,25 @@ func TestHoldDeployment_userStrategyChangeKeptForRestore(t *testing.T) {
 	want := `"maxUnavailable":2`
 	if got := update.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; !strings.Contains(got, want) {
 		t.Fatalf("restore patch %s lacks %s", got, want)
+	}
+}
+
+// A Deployment held before its release claimed it (Recreate, which blocks
+// the release) takes the user's strategy: setting RollingUpdate is the fix
+// the Rollout names.
+func TestHoldDeployment_strategyFixedBeforeTheClaimGoesThrough(t *testing.T) {
+	old := dep("v2")
+	old.Spec.Paused = true
+	old.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	old.Annotations[rolloutsv1beta1.InProgressingAnnotation] = `{"rolloutName":"web"}`
+	update := dep("v2")
+	update.Annotations[rolloutsv1beta1.InProgressingAnnotation] = `{"rolloutName":"web"}`
+	changed, why := holdDeployment(old, update, "web")
+	if !changed || !update.Spec.Paused {
+		t.Fatalf("holdDeployment() = %v (%s), paused %v; want the Deployment kept paused", changed, why, update.Spec.Paused)
+	}
+	if update.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Fatalf("strategy %s, want the user's RollingUpdate", update.Spec.Strategy.Type)
 	}
 }
 

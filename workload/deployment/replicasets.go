@@ -35,7 +35,7 @@ func listReplicaSets(ctx context.Context, cached, fresh client.Reader, d *appsv1
 	if err := cached.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
 		return nil, fmt.Errorf("listing replicasets of deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	names := map[string]bool{d.Name + "-" + templateHash(&d.Spec.Template, d.Status.CollisionCount): true}
+	names := map[string]bool{d.Name + "-" + revisions.TemplateHash(&d.Spec.Template, d.Status.CollisionCount): true}
 	for i := range list.Items {
 		rs := &list.Items[i]
 		if replicasOfSet(rs) > 0 || rs.Status.Replicas > 0 || revisions.Equal(&rs.Spec.Template, &d.Spec.Template) {
@@ -125,4 +125,36 @@ func replicasOfSet(rs *appsv1.ReplicaSet) int32 {
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
 	v, _ := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64)
 	return v
+}
+
+// StableRevision picks the pod-template-hash of the revision a release of
+// d replaces from d's ReplicaSets: of those d controls whose template is not
+// d's, the newest that has pods, else the newest. It is empty when there is
+// none. The canary style (workload/canarydeployment) records it when it
+// claims d.
+func StableRevision(d *appsv1.Deployment, sets []appsv1.ReplicaSet) string {
+	var best *appsv1.ReplicaSet
+	better := func(rs *appsv1.ReplicaSet) bool {
+		if best == nil {
+			return true
+		}
+		if active, bestActive := replicasOfSet(rs) > 0, replicasOfSet(best) > 0; active != bestActive {
+			return active
+		}
+		return revisionOf(rs) > revisionOf(best)
+	}
+	for i := range sets {
+		rs := &sets[i]
+		ref := metav1.GetControllerOf(rs)
+		if ref == nil || ref.UID != d.UID || rs.DeletionTimestamp != nil || revisions.Equal(&rs.Spec.Template, &d.Spec.Template) {
+			continue
+		}
+		if better(rs) {
+			best = rs
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
 }

@@ -8,20 +8,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 )
 
-// restorePatch is the JSON merge patch kept in the sluice.dev/restore-patch
-// annotation while a release holds a Deployment. Applied as it is, by sluice
-// or by hand with kubectl, it restores every field sluice changed and drops
-// sluice's annotations and labels.
-type restorePatch struct {
-	Metadata restoreMeta `json:"metadata"`
-	Spec     restoreSpec `json:"spec"`
-}
-
-type restoreMeta struct {
-	Annotations map[string]*string `json:"annotations"`
-	Labels      map[string]*string `json:"labels"`
+// RestorePatch is the JSON merge patch kept in the sluice.dev/restore-patch
+// annotation while a release holds a Deployment, in place or with a canary
+// Deployment (workload/canarydeployment). Applied as it is, by sluice or by
+// hand with kubectl, it restores every field sluice changed and drops
+// sluice's annotations and labels. The webhook folds a user's changes of
+// the held fields into it (MergeUserChanges) for both styles.
+type RestorePatch struct {
+	// Metadata removes sluice's marks.
+	Metadata workload.RestoreMarks `json:"metadata"`
+	// Spec gives back the fields a release holds.
+	Spec restoreSpec `json:"spec"`
 }
 
 type restoreSpec struct {
@@ -40,17 +41,18 @@ type restoreRollingUpdate struct {
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable"`
 }
 
-// newRestorePatch captures the fields of d that a release changes.
-func newRestorePatch(d *appsv1.Deployment) restorePatch {
-	p := restorePatch{
-		Metadata: restoreMeta{
-			Annotations: map[string]*string{
-				rolloutsv1beta1.DeploymentOriginalAnnotation: nil,
-				rolloutsv1beta1.ControlInfoAnnotation:        nil,
-				rolloutsv1beta1.InProgressingAnnotation:      nil,
-			},
-			Labels: map[string]*string{rolloutsv1beta1.StableRevisionLabel: nil},
-		},
+// newRestorePatch captures the fields of d that an in-place release
+// changes, and removes its ownership record too.
+func newRestorePatch(d *appsv1.Deployment) RestorePatch {
+	return NewRestorePatch(d, ownership.Annotation)
+}
+
+// NewRestorePatch captures the fields of d that a release may change (it
+// gives back spec.paused false, d's timing and rolling update), and removes
+// sluice's marks and the annotations also names.
+func NewRestorePatch(d *appsv1.Deployment, also ...string) RestorePatch {
+	p := RestorePatch{
+		Metadata: workload.NewRestoreMarks(also...),
 		Spec: restoreSpec{
 			MinReadySeconds:         d.Spec.MinReadySeconds,
 			ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds,
@@ -64,7 +66,7 @@ func newRestorePatch(d *appsv1.Deployment) restorePatch {
 
 // readRestorePatch parses the restore annotation of d; ok is false when d
 // has none.
-func readRestorePatch(d *appsv1.Deployment) (p restorePatch, ok bool, err error) {
+func readRestorePatch(d *appsv1.Deployment) (p RestorePatch, ok bool, err error) {
 	raw, found := d.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]
 	if !found {
 		return p, false, nil
@@ -81,7 +83,7 @@ func readRestorePatch(d *appsv1.Deployment) (p restorePatch, ok bool, err error)
 // the release ends instead of being lost. The webhook calls it for updates
 // of held Deployments.
 func MergeUserChanges(raw string, old, updated *appsv1.Deployment) (string, error) {
-	var p restorePatch
+	var p RestorePatch
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		return "", fmt.Errorf("annotation %s: %w", rolloutsv1beta1.DeploymentOriginalAnnotation, err)
 	}

@@ -37,12 +37,12 @@ const heldMinReadySeconds = math.MaxInt32 - 1
 // replicas (maxSurge is not allowed with it).
 const inPlaceOnly = "InPlaceOnly"
 
-// NewBlueGreen returns the Releaser that releases the CloneSet key (of
-// version gvk) blue-green: each step adds new pods beside all the old ones,
-// which go only when the release ends.
-func NewBlueGreen(c client.Client, reader client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (workload.Releaser, error) {
-	p, ok := profileFor(gvk.GroupKind())
-	if !ok || !Supported || p.maxSurge == nil {
+// NewBlueGreen returns the Releaser that releases the workload key (of
+// kind gvk, whose profile is kind: a CloneSet's) blue-green: each step adds
+// new pods beside all the old ones, which go only when the release ends.
+func NewBlueGreen(c client.Client, reader client.Reader, kind Profile, gvk schema.GroupVersionKind, key types.NamespacedName) (workload.Releaser, error) {
+	p := kind.p
+	if p.maxSurge == nil {
 		return nil, fmt.Errorf("blue-green release of %s %s: %w", gvk.Kind, key, workload.ErrUnsupported)
 	}
 	return &Releaser{client: c, reader: reader, gvk: gvk, key: key, p: p, blueGreen: true}, nil

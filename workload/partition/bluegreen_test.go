@@ -68,7 +68,7 @@ func restored(t *testing.T, u *unstructured.Unstructured) map[string]any {
 // the inflated minReadySeconds, and its restore patch gives back exactly
 // what its user configured.
 func TestBlueGreen_restorePatch_givesBackTheOriginal(t *testing.T) {
-	p, _ := profileFor(cloneSetKind)
+	p := testCloneSet.p
 	for name, original := range map[string]*unstructured.Unstructured{
 		"OpenKruise's defaults":        userCloneSet("v2", map[string]any{"type": "ReCreate", "maxUnavailable": "20%", "maxSurge": int64(0), "partition": int64(0)}, 0),
 		"maxUnavailable only":          userCloneSet("v2", map[string]any{"type": "ReCreate", "maxUnavailable": "50%"}, 0),
@@ -106,7 +106,7 @@ func TestBlueGreen_restorePatch_givesBackTheOriginal(t *testing.T) {
 // Then the webhook keeps sluice's values and marks, and the restore patch
 // gives back the user's latest values.
 func TestBlueGreen_userChangesMidRelease_keptForTheEnd(t *testing.T) {
-	p, _ := profileFor(cloneSetKind)
+	p := testCloneSet.p
 	original := userCloneSet("v2", map[string]any{"type": "ReCreate", "maxUnavailable": "50%"}, 0)
 	held := original.DeepCopy()
 	if _, _, err := hold(p, userCloneSet("v1", nil, 0), held, "db"); err != nil {
@@ -174,7 +174,7 @@ func TestPlanBlueGreen(t *testing.T) {
 }
 
 func TestBlueGreenSpec(t *testing.T) {
-	p, _ := profileFor(cloneSetKind)
+	p := testCloneSet.p
 	gated := func(partition any, surge, unavailable any, minReady any) *unstructured.Unstructured {
 		u := userCloneSet("v2", map[string]any{"maxSurge": surge, "maxUnavailable": unavailable}, 0)
 		if partition != nil {
@@ -229,7 +229,7 @@ func TestBlueGreenSpec(t *testing.T) {
 // old), a nil failureThreshold tolerates the user's maxUnavailable, and an
 // InPlaceOnly CloneSet cannot be released blue-green.
 func TestBlueGreenStatus(t *testing.T) {
-	p, _ := profileFor(cloneSetKind)
+	p := testCloneSet.p
 	held := userCloneSet("v2", map[string]any{"type": "ReCreate", "maxUnavailable": "50%"}, 0)
 	if _, _, err := hold(p, userCloneSet("v1", nil, 0), held, "db"); err != nil {
 		t.Fatal(err)

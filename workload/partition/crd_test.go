@@ -6,7 +6,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
@@ -80,23 +79,5 @@ func TestCheckCRD(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestIsCustomCandidate(t *testing.T) {
-	tests := []struct {
-		gk   schema.GroupKind
-		want bool
-	}{
-		{schema.GroupKind{Group: "games.example.com", Kind: "GameServerSet"}, true},
-		{advancedStatefulSetKind, false},
-		{cloneSetKind, false},
-		{statefulSetKind, false},
-		{schema.GroupKind{Group: "", Kind: "Pod"}, false},
-	}
-	for _, tt := range tests {
-		if got := IsCustomCandidate(tt.gk); got != tt.want {
-			t.Errorf("IsCustomCandidate(%s) = %v, want %v", tt.gk, got, tt.want)
-		}
 	}
 }

@@ -30,10 +30,7 @@ func TestUpgradeBatch_templateChangedSinceStatus_placesNothing(t *testing.T) {
 		{name: "template unchanged", newImage: "", wantPartition: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := New(c, c, gvk, key)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := New(c, c, testStatefulSet, gvk, key)
 			if _, err := r.Status(t.Context()); err != nil {
 				t.Fatal(err)
 			}

@@ -6,22 +6,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
 )
 
-// HoldFor returns how updates of kind gk are held, if this package
-// releases it: see hold.
-func HoldFor(gk schema.GroupKind) (workload.Hold, bool) {
-	p, ok := profileFor(gk)
-	if !ok || !Supported {
-		return nil, false
-	}
+// HoldFor returns how updates of a kind whose profile is kind are held:
+// see hold.
+func HoldFor(kind Profile) workload.Hold {
 	return func(old, updated *unstructured.Unstructured, rollout string) (bool, string, error) {
-		return hold(p, old, updated, rollout)
-	}, true
+		return hold(kind.p, old, updated, rollout)
+	}
 }
 
 // hold changes updated, an update of old by someone other than sluice, so
@@ -75,8 +70,7 @@ func hold(p profile, old, updated *unstructured.Unstructured, rollout string) (b
 		if err != nil {
 			return false, "", err
 		}
-		b, _ := json.Marshal(map[string]string{"rolloutName": rollout})
-		setAnnotation(updated, rolloutsv1beta1.InProgressingAnnotation, string(b))
+		setAnnotation(updated, rolloutsv1beta1.InProgressingAnnotation, workload.InProgressing(rollout))
 		setAnnotation(updated, restoreAnnotation, restore)
 	}
 	if err := unstructured.SetNestedField(updated.Object, p.hold, p.partition...); err != nil {
@@ -103,19 +97,7 @@ func keepHeld(old, updated object) error {
 			}
 		}
 	}
-	for _, k := range []string{rolloutsv1beta1.InProgressingAnnotation, rolloutsv1beta1.ControlInfoAnnotation} {
-		if v, ok := annotations[k]; ok {
-			setAnnotation(updated.u, k, v)
-		}
-	}
-	if v, ok := old.u.GetLabels()[rolloutsv1beta1.StableRevisionLabel]; ok {
-		labels := updated.u.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[rolloutsv1beta1.StableRevisionLabel] = v
-		updated.u.SetLabels(labels)
-	}
+	workload.KeepMarks(old.u, updated.u)
 	if v, ok := old.partitionRaw(); ok {
 		if err := unstructured.SetNestedField(updated.u.Object, v, old.p.partition...); err != nil {
 			return fmt.Errorf("keeping the partition of %s: %w", updated.name(), err)

@@ -67,8 +67,8 @@ const restoreNone = `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.i
 const restoreZero = `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`
 
 func TestHold(t *testing.T) {
-	stsProfile, _ := profileFor(statefulSetKind)
-	csProfile, _ := profileFor(cloneSetKind)
+	stsProfile := testStatefulSet.p
+	csProfile := testCloneSet.p
 	tests := []struct {
 		name          string
 		p             profile
@@ -200,7 +200,7 @@ func sameJSON(t *testing.T, a, b string) bool {
 // The restore patch, applied as a JSON merge patch to the held object,
 // gives back exactly the object the user had.
 func TestRestorePatch_appliedToTheHeldObject_givesBackTheOriginal(t *testing.T) {
-	stsProfile, _ := profileFor(statefulSetKind)
+	stsProfile := testStatefulSet.p
 	for _, original := range []*unstructured.Unstructured{sts("v2", int64(0)), sts("v2", int64(3)), sts("v2", nil), withMaxUnavailable(sts("v2", nil))} {
 		updated := original.DeepCopy()
 		if _, _, err := hold(stsProfile, sts("v1", nil), updated, "db"); err != nil {

@@ -8,16 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// The kinds this package releases by name; any other kind with a dotted
-// group is a candidate StatefulSet-like custom kind, released once its CRD
-// says so (see crd.go).
-var (
-	statefulSetKind         = schema.GroupKind{Group: "apps", Kind: "StatefulSet"}
-	advancedStatefulSetKind = schema.GroupKind{Group: "apps.kruise.io", Kind: "StatefulSet"}
-	cloneSetKind            = schema.GroupKind{Group: "apps.kruise.io", Kind: "CloneSet"}
-	advancedDaemonSetKind   = schema.GroupKind{Group: "apps.kruise.io", Kind: "DaemonSet"}
-)
-
 // holdPartition is the partition that holds a StatefulSet-like workload or
 // an Advanced DaemonSet: no ordinal (or node count) reaches it, so no pod
 // changes, even when the same write also scales the workload up. It is the
@@ -83,11 +73,41 @@ type profile struct {
 	ordinals bool
 }
 
+// Profile is how a kind keeps what a partition release reads and writes.
+// The workload kinds table (workload/kinds) gives each kind released
+// through its partition one, from the functions below; this package names
+// no kind.
+type Profile struct {
+	p profile
+}
+
+// StatefulSet is the profile of a native StatefulSet of kind gk: pods whose
+// ordinal is at least the partition run the update revision.
+func StatefulSet(gk schema.GroupKind) Profile {
+	return Profile{statefulSetLike(gk, false)}
+}
+
+// AdvancedStatefulSet is the profile of an OpenKruise Advanced StatefulSet
+// of kind gk: a StatefulSet whose status also counts the ready pods of the
+// update revision.
+func AdvancedStatefulSet(gk schema.GroupKind) Profile {
+	p := statefulSetLike(gk, false)
+	p.updatedReady = []string{"status", "updatedReadyReplicas"}
+	return Profile{p}
+}
+
+// Custom is the profile of a StatefulSet-like custom kind gk: released like
+// a StatefulSet once its CRD qualifies (CheckCustomKind) and only its
+// objects labelled rollouts.kruise.io/workload-type: statefulset.
+func Custom(gk schema.GroupKind) Profile {
+	return Profile{statefulSetLike(gk, true)}
+}
+
 // statefulSetLike is the profile of native and Advanced StatefulSets and of
 // StatefulSet-like custom kinds: pods whose ordinal is at least the
 // partition run the update revision.
 func statefulSetLike(gk schema.GroupKind, custom bool) profile {
-	p := profile{
+	return profile{
 		gk:                    gk,
 		custom:                custom,
 		partition:             []string{"spec", "updateStrategy", "rollingUpdate", "partition"},
@@ -101,63 +121,44 @@ func statefulSetLike(gk schema.GroupKind, custom bool) profile {
 		defaultMaxUnavailable: intstr.FromInt32(1),
 		ordinals:              true,
 	}
-	if gk == advancedStatefulSetKind {
-		p.updatedReady = []string{"status", "updatedReadyReplicas"}
-	}
-	return p
 }
 
-// profileFor returns the profile of kind gk, if this package releases it.
-func profileFor(gk schema.GroupKind) (profile, bool) {
-	switch gk {
-	case statefulSetKind, advancedStatefulSetKind:
-		return statefulSetLike(gk, false), true
-	case cloneSetKind:
-		return profile{
-			gk:                    gk,
-			partition:             []string{"spec", "updateStrategy", "partition"},
-			percent:               true,
-			hold:                  holdPercent,
-			updated:               []string{"status", "updatedReplicas"},
-			updatedReady:          []string{"status", "updatedReadyReplicas"},
-			current:               []string{"status", "currentRevision"},
-			update:                []string{"status", "updateRevision"},
-			revisionLabel:         podTemplateHashLabel,
-			shortRevision:         true,
-			maxUnavailable:        []string{"spec", "updateStrategy", "maxUnavailable"},
-			defaultMaxUnavailable: intstr.FromString("20%"),
-			maxSurge:              []string{"spec", "updateStrategy", "maxSurge"},
-			minReadySeconds:       []string{"spec", "minReadySeconds"},
-		}, true
-	case advancedDaemonSetKind:
-		return profile{
-			gk:                    gk,
-			partition:             []string{"spec", "updateStrategy", "rollingUpdate", "partition"},
-			hold:                  int64(holdPartition),
-			nodes:                 true,
-			updated:               []string{"status", "updatedNumberScheduled"},
-			update:                []string{"status", "daemonSetHash"},
-			revisionLabel:         controllerRevisionHashLabel,
-			maxUnavailable:        []string{"spec", "updateStrategy", "rollingUpdate", "maxUnavailable"},
-			defaultMaxUnavailable: intstr.FromInt32(1),
-		}, true
-	}
-	if IsCustomCandidate(gk) {
-		return statefulSetLike(gk, true), true
-	}
-	return profile{}, false
+// CloneSet is the profile of an OpenKruise CloneSet of kind gk: a
+// partition that may be a percentage, and the fields a blue-green release
+// holds.
+func CloneSet(gk schema.GroupKind) Profile {
+	return Profile{profile{
+		gk:                    gk,
+		partition:             []string{"spec", "updateStrategy", "partition"},
+		percent:               true,
+		hold:                  holdPercent,
+		updated:               []string{"status", "updatedReplicas"},
+		updatedReady:          []string{"status", "updatedReadyReplicas"},
+		current:               []string{"status", "currentRevision"},
+		update:                []string{"status", "updateRevision"},
+		revisionLabel:         podTemplateHashLabel,
+		shortRevision:         true,
+		maxUnavailable:        []string{"spec", "updateStrategy", "maxUnavailable"},
+		defaultMaxUnavailable: intstr.FromString("20%"),
+		maxSurge:              []string{"spec", "updateStrategy", "maxSurge"},
+		minReadySeconds:       []string{"spec", "minReadySeconds"},
+	}}
 }
 
-// IsCustomCandidate reports whether gk may be a StatefulSet-like custom
-// kind: a kind of a CustomResourceDefinition group (those always contain a
-// dot) other than the OpenKruise kinds released by name. Whether it is one
-// is up to its CRD (CheckCRD).
-func IsCustomCandidate(gk schema.GroupKind) bool {
-	switch gk {
-	case advancedStatefulSetKind, cloneSetKind, advancedDaemonSetKind:
-		return false
-	}
-	return strings.Contains(gk.Group, ".") && gk.Kind != ""
+// AdvancedDaemonSet is the profile of an OpenKruise Advanced DaemonSet of
+// kind gk: the partition counts nodes.
+func AdvancedDaemonSet(gk schema.GroupKind) Profile {
+	return Profile{profile{
+		gk:                    gk,
+		partition:             []string{"spec", "updateStrategy", "rollingUpdate", "partition"},
+		hold:                  int64(holdPartition),
+		nodes:                 true,
+		updated:               []string{"status", "updatedNumberScheduled"},
+		update:                []string{"status", "daemonSetHash"},
+		revisionLabel:         controllerRevisionHashLabel,
+		maxUnavailable:        []string{"spec", "updateStrategy", "rollingUpdate", "maxUnavailable"},
+		defaultMaxUnavailable: intstr.FromInt32(1),
+	}}
 }
 
 // revisionValue turns a revision name from the status into the value of

@@ -28,15 +28,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/precondition"
 )
-
-// Supported is true once this package releases its kinds.
-const Supported = true
 
 // freshWait bounds how long Status waits for a held workload's controller
 // to see the workload's latest spec, so that a release starts from the
@@ -59,14 +58,11 @@ type Releaser struct {
 	template string
 }
 
-// New returns the Releaser of the workload key of kind gvk, which reads
-// through reader and writes through c with the sluice field manager.
-func New(c client.Client, reader client.Reader, gvk schema.GroupVersionKind, key types.NamespacedName) (workload.Releaser, error) {
-	p, ok := profileFor(gvk.GroupKind())
-	if !ok || !Supported {
-		return nil, fmt.Errorf("%s %s: %w", gvk.Kind, key, workload.ErrUnsupported)
-	}
-	return &Releaser{client: c, reader: reader, gvk: gvk, key: key, p: p}, nil
+// New returns the Releaser of the workload key of kind gvk, whose profile
+// is kind, which reads through reader and writes through c with the sluice
+// field manager.
+func New(c client.Client, reader client.Reader, kind Profile, gvk schema.GroupVersionKind, key types.NamespacedName) *Releaser {
+	return &Releaser{client: c, reader: reader, gvk: gvk, key: key, p: kind.p}
 }
 
 // Status implements workload.Releaser.
@@ -90,6 +86,7 @@ func (r *Releaser) Status(ctx context.Context) (*workload.Status, error) {
 		return nil, err
 	}
 	s := statusOf(o, pods, why)
+	s.Adopt = leftByOther(o)
 	if r.blueGreen {
 		blueGreenStatus(s, o)
 	}
@@ -134,22 +131,28 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	if why != "" {
 		return fmt.Errorf("%s: %w", why, workload.ErrUnsupported)
 	}
-	annotations := map[string]any{}
-	labels := map[string]any{}
 	spec := map[string]any{}
-	if _, ok := restorePatchOf(o.u); !ok {
+	annotations, labels, err := workload.ClaimMetadata(o.u, owner, func() (string, error) {
 		// Not held by sluice's webhook (e.g. held by another tool, or the
 		// mark was added by hand): keep what the workload has, unless it is
 		// the hold value, which nobody wants back.
-		restore, err := newRestorePatch(r.p, o.u.Object)
-		if raw, ok := o.partitionRaw(); ok && fmt.Sprint(raw) == fmt.Sprint(r.p.hold) {
-			restore, err = newRestorePatch(r.p, withValue(o.u.Object, r.p.partition, nil, false))
-		}
+		// A partition a release left (OpenKruise's, mid-release) is not
+		// the user's either (adopt.go).
+		restore, err := newRestorePatch(r.p, r.userPartition(o))
 		if err != nil {
-			return err
+			return "", err
 		}
-		annotations[restoreAnnotation] = restore
 		spec = fragment(r.p, o.u.Object, r.p.hold, true)
+		return restore, nil
+	}, func() (string, error) {
+		pods, err := r.pods(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		return stableCandidate(o, pods, o.revision(r.p.update)), nil
+	})
+	if err != nil {
+		return err
 	}
 	if r.blueGreen {
 		// Record the fields a blue-green release holds and hold them, in
@@ -166,22 +169,6 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 			annotations[restoreAnnotation] = claimed
 			updated, _ := o.statusInt(r.p.updated)
 			mergeInto(spec, blueGreenSpec(r.p, o.u.Object, planBlueGreen(0, updated)))
-		}
-	}
-	info, err := json.Marshal(owner)
-	if err != nil {
-		return err
-	}
-	if o.u.GetAnnotations()[rolloutsv1beta1.ControlInfoAnnotation] != string(info) {
-		annotations[rolloutsv1beta1.ControlInfoAnnotation] = string(info)
-	}
-	if _, ok := o.u.GetLabels()[rolloutsv1beta1.StableRevisionLabel]; !ok {
-		pods, err := r.pods(ctx, o)
-		if err != nil {
-			return err
-		}
-		if stable := stableCandidate(o, pods, o.revision(r.p.update)); stable != "" {
-			labels[rolloutsv1beta1.StableRevisionLabel] = stable
 		}
 	}
 	if len(annotations) == 0 && len(labels) == 0 {
@@ -211,7 +198,7 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		return updated >= desired, nil
 	}
 	if r.templateChanged(o) {
-		log.FromContext(ctx).Info("Pod template changed since the status was read; placing nothing until the next reconcile", "workload", o.name())
+		ctrl.LoggerFrom(ctx).Info("Pod template changed since the status was read; placing nothing until the next reconcile", "workload", o.name())
 		return false, nil
 	}
 	if r.blueGreen {
@@ -233,7 +220,7 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 	if kept <= target {
 		return o.fresh(), nil
 	}
-	return false, r.patch(ctx, o, fragment(r.p, o.u.Object, int64(target), true))
+	return false, killpoint.After(ctx, killpoint.PartitionLowered, o.u.GetNamespace()+"/"+o.u.GetName(), r.patch(ctx, o, fragment(r.p, o.u.Object, int64(target), true)))
 }
 
 // Finalize implements workload.Releaser: it applies the restore patch and,
@@ -340,14 +327,10 @@ func (r *Releaser) waitFresh(ctx context.Context, o object) (object, error) {
 	return o, readErr
 }
 
-// patch sends a merge patch with the sluice field manager.
+// patch sends a merge patch with the sluice field manager, guarded by the
+// resourceVersion read: it fails with a conflict when the workload changed
+// since (a new pod template above all), and the caller plans again from a
+// fresh read.
 func (r *Releaser) patch(ctx context.Context, o object, patch map[string]any) error {
-	b, err := json.Marshal(patch)
-	if err != nil {
-		return err
-	}
-	if err := r.client.Patch(ctx, o.u, client.RawPatch(types.MergePatchType, b), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
-		return fmt.Errorf("patching %s: %w", o.name(), err)
-	}
-	return nil
+	return precondition.Patch(ctx, r.client, o.u, patch, o.name())
 }

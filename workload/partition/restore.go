@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
 )
 
 // restoreAnnotation holds, while a release holds the workload, the JSON
@@ -17,30 +18,11 @@ import (
 // applies it without sluice.
 const restoreAnnotation = rolloutsv1beta1.DeploymentOriginalAnnotation
 
-// marks are the annotations and labels a release puts on a workload; the
-// restore patch removes them all.
-var (
-	markAnnotations = []string{
-		restoreAnnotation,
-		rolloutsv1beta1.ControlInfoAnnotation,
-		rolloutsv1beta1.InProgressingAnnotation,
-	}
-	markLabels = []string{rolloutsv1beta1.StableRevisionLabel}
-)
-
 // newRestorePatch returns the restore patch that gives the workload back
 // the partition it has in obj.
 func newRestorePatch(p profile, obj map[string]any) (string, error) {
-	annotations := map[string]any{}
-	for _, k := range markAnnotations {
-		annotations[k] = nil
-	}
-	labels := map[string]any{}
-	for _, k := range markLabels {
-		labels[k] = nil
-	}
 	patch := partitionFragment(p, obj)
-	patch["metadata"] = map[string]any{"annotations": annotations, "labels": labels}
+	patch["metadata"] = workload.NewRestoreMarks()
 	b, err := json.Marshal(patch)
 	return string(b), err
 }

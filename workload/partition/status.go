@@ -1,7 +1,6 @@
 package partition
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -97,7 +96,7 @@ func statusOf(o object, pods podView, why string) *workload.Status {
 		UpdateRevision:     update,
 		PodTemplateHash:    update,
 		RolloutID:          workload.RolloutID(o.u.GetLabels(), o.u.GetAnnotations()),
-		InProgressRollout:  inProgressRollout(o.u.GetAnnotations()),
+		InProgressRollout:  workload.InProgressRollout(o.u.GetAnnotations()),
 		Labels:             o.u.GetLabels(),
 		RevisionLabel:      o.p.revisionLabel,
 		MaxUnavailable:     o.maxUnavailable(n),
@@ -150,20 +149,6 @@ func stableCandidate(o object, pods podView, update string) string {
 		return ""
 	}
 	return pods.oldRevision
-}
-
-func inProgressRollout(annotations map[string]string) string {
-	raw := annotations[rolloutsv1beta1.InProgressingAnnotation]
-	if raw == "" {
-		return ""
-	}
-	var v struct {
-		RolloutName string `json:"rolloutName"`
-	}
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return strings.TrimSpace(raw)
-	}
-	return v.RolloutName
 }
 
 // notEnrolled says why a custom kind's object does not take part in

@@ -24,9 +24,9 @@ func marked(u *unstructured.Unstructured) *unstructured.Unstructured {
 }
 
 func TestStatusOf(t *testing.T) {
-	stsProfile, _ := profileFor(statefulSetKind)
-	csProfile, _ := profileFor(cloneSetKind)
-	dsProfile, _ := profileFor(advancedDaemonSetKind)
+	stsProfile := testStatefulSet.p
+	csProfile := testCloneSet.p
+	dsProfile := testAdvancedDaemonSet.p
 	atRest := map[string]any{"observedGeneration": int64(1), "replicas": int64(4), "updatedReplicas": int64(4),
 		"currentRevision": "db-1", "updateRevision": "db-1"}
 	midRelease := map[string]any{"observedGeneration": int64(3), "replicas": int64(4), "updatedReplicas": int64(1),
@@ -121,8 +121,8 @@ func TestStatusOf(t *testing.T) {
 }
 
 func TestPartitionCount(t *testing.T) {
-	csProfile, _ := profileFor(cloneSetKind)
-	stsProfile, _ := profileFor(statefulSetKind)
+	csProfile := testCloneSet.p
+	stsProfile := testStatefulSet.p
 	tests := []struct {
 		name      string
 		o         object
@@ -167,13 +167,5 @@ func TestViewPods(t *testing.T) {
 	got := viewPods(pods, controllerRevisionHashLabel, "new")
 	if got.updatedReady != 1 || got.oldRevision != "old" {
 		t.Fatalf("viewPods() = %+v, want 1 ready updated pod and old revision \"old\"", got)
-	}
-}
-
-func TestInProgressRollout(t *testing.T) {
-	for raw, want := range map[string]string{`{"rolloutName":"db"}`: "db", "  db": "db", "": ""} {
-		if got := inProgressRollout(map[string]string{rolloutsv1beta1.InProgressingAnnotation: raw}); got != want {
-			t.Errorf("inProgressRollout(%q) = %q, want %q", raw, got, want)
-		}
 	}
 }

@@ -8,28 +8,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// KeptIn names the kind of object that keeps the revisions of a workload of
-// kind gvk: ReplicaSet for a Deployment, ControllerRevision for every other
-// kind.
-func KeptIn(gvk schema.GroupVersionKind) string {
-	if isDeployment(gvk) {
-		return "ReplicaSet"
-	}
-	return "ControllerRevision"
-}
+// Store names the kind of object that keeps a workload's revisions; the
+// workload kinds table (workload/kinds) says which for each kind.
+type Store string
 
-func isDeployment(gvk schema.GroupVersionKind) bool {
-	return gvk.Group == appsv1.GroupName && gvk.Kind == "Deployment"
-}
+// The objects that keep revisions.
+const (
+	// ReplicaSets keep a Deployment's revisions.
+	ReplicaSets Store = "ReplicaSet"
+	// ControllerRevisions keep the revisions of the other kinds.
+	ControllerRevisions Store = "ControllerRevision"
+)
 
-// List reads the revisions the workload w keeps, by revision number: a
-// Deployment's ReplicaSets, the ControllerRevisions of any other kind.
-func List(ctx context.Context, r client.Reader, w client.Object, gvk schema.GroupVersionKind) ([]Revision, error) {
-	if isDeployment(gvk) {
+// List reads the revisions the workload w keeps in objects of kind kept, by
+// revision number: a Deployment's ReplicaSets, the ControllerRevisions of
+// any other kind.
+func List(ctx context.Context, r client.Reader, w client.Object, kept Store) ([]Revision, error) {
+	if kept == ReplicaSets {
 		list := &appsv1.ReplicaSetList{}
 		if err := r.List(ctx, list, client.InNamespace(w.GetNamespace())); err != nil {
 			return nil, fmt.Errorf("listing the replicasets of deployment %s/%s: %w", w.GetNamespace(), w.GetName(), err)
@@ -38,7 +36,7 @@ func List(ctx context.Context, r client.Reader, w client.Object, gvk schema.Grou
 	}
 	list := &appsv1.ControllerRevisionList{}
 	if err := r.List(ctx, list, client.InNamespace(w.GetNamespace())); err != nil {
-		return nil, fmt.Errorf("listing the controllerrevisions of %s %s/%s: %w", gvk.Kind, w.GetNamespace(), w.GetName(), err)
+		return nil, fmt.Errorf("listing the controllerrevisions of %s %s/%s: %w", w.GetObjectKind().GroupVersionKind().Kind, w.GetNamespace(), w.GetName(), err)
 	}
 	return FromControllerRevisions(w.GetUID(), list.Items), nil
 }

@@ -9,31 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
-
-func TestKeptIn(t *testing.T) {
-	tests := []struct {
-		name string
-		gvk  schema.GroupVersionKind
-		want string
-	}{
-		{name: "deployment", gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"), want: "ReplicaSet"},
-		{name: "statefulset", gvk: appsv1.SchemeGroupVersion.WithKind("StatefulSet"), want: "ControllerRevision"},
-		{name: "daemonset", gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet"), want: "ControllerRevision"},
-		{name: "cloneset", gvk: schema.GroupVersionKind{Group: "apps.kruise.io", Version: "v1alpha1", Kind: "CloneSet"}, want: "ControllerRevision"},
-		{name: "custom kind named Deployment", gvk: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Deployment"}, want: "ControllerRevision"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := KeptIn(tt.gvk); got != tt.want {
-				t.Fatalf("KeptIn(%v) = %s, want %s", tt.gvk, got, tt.want)
-			}
-		})
-	}
-}
 
 func TestTemplateOf(t *testing.T) {
 	tpl := template("app:v1")
@@ -80,7 +58,7 @@ func TestList(t *testing.T) {
 	d.SetNamespace("shop")
 	d.SetName("checkout")
 	d.SetUID(owner)
-	revs, err := List(ctx, c, d, appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	revs, err := List(ctx, c, d, ReplicaSets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +69,7 @@ func TestList(t *testing.T) {
 		t.Fatalf("Find(b) = %+v, %v; want the template of app:v2", r, ok)
 	}
 
-	revs, err = List(ctx, c, d, appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
+	revs, err = List(ctx, c, d, ControllerRevisions)
 	if err != nil {
 		t.Fatal(err)
 	}

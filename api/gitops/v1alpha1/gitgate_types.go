@@ -6,7 +6,8 @@ import (
 )
 
 // GitGate binds the Rollouts its selector picks to the Git branch their
-// manifests are applied from and to the GitHub repository that hosts it: a
+// manifests are applied from and to the repository on GitHub, Gitea (or
+// Forgejo) or GitLab that hosts it: a
 // label on the pull request that brought the revision being released, or a
 // commit on the branch with a sluice trailer, approves a step, promotes the
 // release fully or rolls it back; a commit that reverts the revision rolls it
@@ -15,7 +16,8 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=gg
-// +kubebuilder:printcolumn:name="REPOSITORY",type="string",JSONPath=".spec.github.repository",description="The GitHub repository, owner/name."
+// +kubebuilder:printcolumn:name="REPOSITORY",type="string",JSONPath=".spec.github.repository",description="The GitHub repository (spec.github), owner/name."
+// +kubebuilder:printcolumn:name="SCM",type="string",JSONPath=".spec.scm.repository",description="The repository of spec.scm.",priority=1
 // +kubebuilder:printcolumn:name="BRANCH",type="string",JSONPath=".spec.git.branch",description="The branch watched."
 // +kubebuilder:printcolumn:name="HEAD",type="string",JSONPath=".status.head",description="The branch head last read.",priority=1
 // +kubebuilder:printcolumn:name="ROLLOUTS",type="integer",JSONPath=".status.boundRollouts",description="How many Rollouts are bound."
@@ -48,7 +50,9 @@ type GitGateList struct {
 	Items []GitGate `json:"items"`
 }
 
-// GitGateSpec binds Rollouts to a Git branch and a GitHub repository.
+// GitGateSpec binds Rollouts to a Git branch and the repository of a
+// source-code host.
+// +kubebuilder:validation:XValidation:rule="!(has(self.github) && has(self.scm))",message="set spec.scm or spec.github, not both (spec.github is spec.scm with provider github)"
 type GitGateSpec struct {
 	// Git is the repository and branch the Rollouts' manifests are applied
 	// from.
@@ -56,9 +60,18 @@ type GitGateSpec struct {
 	Git GitSource `json:"git"`
 	// GitHub is the repository on GitHub (or GitHub Enterprise) that hosts
 	// the branch: its pull requests carry the approval labels, its commits
-	// the statuses.
-	// +required
-	GitHub GitHubRepository `json:"github"`
+	// the statuses. Without it the gate works from Git alone: trailers,
+	// reverts and declarative approvals apply, no label is read and no
+	// status is posted (the CommitStatuses condition says so).
+	// +optional
+	GitHub *GitHubRepository `json:"github,omitempty"`
+	// SCM is the repository on a source-code host (GitHub, Gitea or
+	// Forgejo, GitLab) that hosts the branch: its pull or merge requests
+	// carry the approval labels, its commits the statuses. It is the
+	// general form of spec.github (one or the other); without either the
+	// gate works from Git alone.
+	// +optional
+	SCM *SCMRepository `json:"scm,omitempty"`
 	// RolloutSelector picks the Rollouts of the GitGate's namespace that it
 	// binds. An empty selector binds every Rollout of the namespace.
 	// +required
@@ -76,6 +89,9 @@ type GitGateSpec struct {
 	// "token" holds the secret of the GitHub webhook that notifies sluice of
 	// label and push events (X-Hub-Signature-256). Without it deliveries
 	// for this repository are not accepted and only the poll reads changes.
+	// On Gitea the key holds the webhook's secret (X-Gitea-Signature,
+	// /hook/gitea), on GitLab its secret token (X-Gitlab-Token,
+	// /hook/gitlab).
 	// +optional
 	WebhookSecretRef *meta.LocalObjectReference `json:"webhookSecretRef,omitempty"`
 	// Interval is how often the branch and the pull requests are read when
@@ -138,6 +154,66 @@ type GitHubRepository struct {
 	// ProposeRevert opens a pull request reverting the commit of a release
 	// rolled back by the rollback label, so that Git converges on the
 	// stable revision.
+	// +optional
+	ProposeRevert bool `json:"proposeRevert,omitempty"`
+}
+
+// StepTimeoutAction is what a step does once it waited its StepTimeout.
+type StepTimeoutAction string
+
+// The actions of a step that waited too long for its approval.
+const (
+	// StepTimeoutAbort aborts the release, holding it on stable.
+	StepTimeoutAbort StepTimeoutAction = "Abort"
+	// StepTimeoutWait keeps waiting and says the step is overdue.
+	StepTimeoutWait StepTimeoutAction = "Wait"
+)
+
+// SCMProvider names a kind of source-code host.
+// +kubebuilder:validation:Enum=github;gitea;gitlab
+type SCMProvider string
+
+// The source-code hosts a GitGate can name.
+const (
+	// SCMGitHub is GitHub or GitHub Enterprise Server.
+	SCMGitHub SCMProvider = "github"
+	// SCMGitea is Gitea or Forgejo (which keeps Gitea's API).
+	SCMGitea SCMProvider = "gitea"
+	// SCMGitLab is gitlab.com or a self-managed GitLab.
+	SCMGitLab SCMProvider = "gitlab"
+)
+
+// SCMRepository is a repository on a source-code host.
+// +kubebuilder:validation:XValidation:rule="self.provider != 'gitea' || has(self.apiURL)",message="apiURL is required for gitea: the server's root URL, https://gitea.example.com/"
+// +kubebuilder:validation:XValidation:rule="self.provider == 'gitlab' || self.repository.split('/').size() == 2",message="repository must be owner/name on github and gitea (a group path is for gitlab)"
+type SCMRepository struct {
+	// Provider names the host's kind: github, gitea (Gitea and Forgejo)
+	// or gitlab.
+	// +required
+	Provider SCMProvider `json:"provider"`
+	// Repository names the repository as the host does: "owner/name" on
+	// GitHub and Gitea, the project's full path ("group/subgroup/name") on
+	// GitLab.
+	// +kubebuilder:validation:Pattern="^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)+$"
+	// +kubebuilder:validation:MaxLength=255
+	// +required
+	Repository string `json:"repository"`
+	// APIURL is where the host's API is: for github the REST API's root
+	// (https://api.github.com/, the default, or https://<host>/api/v3/);
+	// for gitea the server's root URL (required); for gitlab the server's
+	// root URL (https://gitlab.com, the default).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="apiURL must be an http(s) URL"
+	// +optional
+	APIURL string `json:"apiURL,omitempty"`
+	// SecretRef names a Secret of the GitGate's namespace with the API
+	// credentials: "token" on every host (on github also a GitHub App's
+	// "appID", "installationID" and "privateKey" instead).
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+	// ProposeRevert opens a pull (merge) request reverting the commit of a
+	// release rolled back by the rollback label, so that Git converges on
+	// the stable revision.
 	// +optional
 	ProposeRevert bool `json:"proposeRevert,omitempty"`
 }
@@ -223,6 +299,27 @@ type ApprovalPolicy struct {
 	// +listType=set
 	// +optional
 	AllowedCommitters []string `json:"allowedCommitters,omitempty"`
+	// AllowSelfApproval lets the author of the pull request that brought a
+	// release approve or promote it with a label. By default they cannot
+	// (separation of duties: someone else reviews what goes out); a
+	// rollback or a retry by the author is always allowed.
+	// +optional
+	AllowSelfApproval bool `json:"allowSelfApproval,omitempty"`
+	// StepTimeout is how long a paused step waits for its approval; unset
+	// waits for ever. OnStepTimeout says what happens then.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	StepTimeout *metav1.Duration `json:"stepTimeout,omitempty"`
+	// OnStepTimeout is what a step that waited StepTimeout for its
+	// approval does: Abort (the default) moves every pod and all traffic
+	// back to the stable revision and holds them there until Git changes,
+	// as the rollback label does, recorded as sluice's via
+	// approval-timeout; Wait only says in the commit status and the gate's
+	// status that the step is overdue.
+	// +kubebuilder:validation:Enum=Abort;Wait
+	// +optional
+	OnStepTimeout StepTimeoutAction `json:"onStepTimeout,omitempty"`
 	// SigningKeysSecretRef names a Secret of the GitGate's namespace with
 	// the keys trailer commits must be signed with: "openpgp" (armored
 	// public keys) and/or "allowed_signers" (ssh-keygen format). Unsigned
@@ -243,11 +340,18 @@ type ApprovalLabels struct {
 	// +kubebuilder:validation:MaxLength=50
 	// +optional
 	PromoteFull string `json:"promoteFull,omitempty"`
-	// Rollback rolls the release back to the stable revision at once.
+	// Rollback aborts the release: every pod and all traffic go back to
+	// the stable revision at once, without the pod template changing, until
+	// the revert syncs or a new commit arrives.
 	// +kubebuilder:default="sluice/rollback"
 	// +kubebuilder:validation:MaxLength=50
 	// +optional
 	Rollback string `json:"rollback,omitempty"`
+	// Retry releases an aborted revision again from step 1.
+	// +kubebuilder:default="sluice/retry"
+	// +kubebuilder:validation:MaxLength=50
+	// +optional
+	Retry string `json:"retry,omitempty"`
 }
 
 // StatusPolicy says how commit statuses are named and linked.
@@ -306,6 +410,20 @@ type BoundRollout struct {
 	// pinned to.
 	// +optional
 	CanaryRevision string `json:"canaryRevision,omitempty"`
+	// StableRevision is the Rollout's stable revision when the release of
+	// Revision was seen: the workload going back to it is a rollback of
+	// Revision (a revert synced), not a new release.
+	// +optional
+	StableRevision string `json:"stableRevision,omitempty"`
+	// Commits are the release's commits besides Revision: the commits of
+	// the branch's first-parent line, since the commit the gate followed
+	// before, that changed what the GitOps tool applies for the workload
+	// (its Kustomization's or Application's path), oldest first. Each shows
+	// the release's commit status, and a label on any of their pull
+	// requests counts.
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Commits []string `json:"commits,omitempty"`
 	// PullRequest is the number of the pull request that brought Revision
 	// (0 when none was found).
 	// +optional
@@ -357,7 +475,7 @@ type RefusedIntent struct {
 
 // AppliedApproval is an approval, full promotion or rollback the gate applied.
 type AppliedApproval struct {
-	// Action is Approve, PromoteFull or Rollback.
+	// Action is Approve, PromoteFull, Rollback or Retry.
 	Action string `json:"action"`
 	// Step is the last step approved (0 for a rollback).
 	// +optional

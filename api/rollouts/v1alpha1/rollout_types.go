@@ -124,8 +124,9 @@ type CanaryStrategy struct {
 
 	// FailureThreshold is how many updated pods of a step may be unready for
 	// the step to count as done: an absolute number or a percentage of the
-	// updated pods, rounded up. Unset tolerates the workload's
-	// maxUnavailable.
+	// updated pods, rounded up. Unset tolerates none, as OpenKruise
+	// behaves; the Rollout annotation sluice.dev/failure-threshold-default:
+	// maxUnavailable makes it tolerate the workload's maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -262,6 +263,11 @@ type RolloutStatus struct {
 	// Message says what the Rollout is doing or waiting for.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// Aborted records an aborted release (a sluice extension, as in
+	// v1beta1).
+	// +optional
+	Aborted *rolloutsv1beta1.AbortStatus `json:"aborted,omitempty"`
 }
 
 // CanaryStatus is the progress of a release.

@@ -69,8 +69,9 @@ type ReleasePlan struct {
 	RolloutID string `json:"rolloutID,omitempty"`
 
 	// FailureThreshold is how many updated pods of a batch may be unready for
-	// the batch to count as done. Unset means the workload's own
-	// maxUnavailable.
+	// the batch to count as done. Unset means none, as OpenKruise behaves;
+	// the BatchRelease annotation sluice.dev/failure-threshold-default:
+	// maxUnavailable makes it the workload's own maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	FailureThreshold *intstr.IntOrString `json:"failureThreshold,omitempty"`
@@ -96,6 +97,14 @@ type ReleasePlan struct {
 	// it is read only when rollingStyle is empty.
 	// +optional
 	EnableExtraWorkloadForCanary bool `json:"enableExtraWorkloadForCanary"`
+
+	// HoldStable (a sluice extension; OpenKruise has none) moves every pod
+	// back to the stable revision and keeps the workload held there,
+	// without changing its pod template: what an aborted release needs.
+	// Batches and partition are kept; when it is unset again the plan
+	// restarts at batch 0. status.stableHold reports how far it got.
+	// +optional
+	HoldStable bool `json:"holdStable,omitempty"`
 }
 
 // ReleaseBatch is one batch of a release.
@@ -180,7 +189,33 @@ type BatchReleaseStatus struct {
 	// Message says what the BatchRelease is doing or what went wrong.
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// StableHold reports the hold spec.releasePlan.holdStable asks for (a
+	// sluice extension): Holding while pods still run other revisions,
+	// Held once every pod runs the stable revision and is ready, Blocked
+	// when the workload's kind cannot run the stable revision again without
+	// its pod template changing (the message says why and what to do).
+	// Empty when not holding.
+	// +optional
+	// +kubebuilder:validation:Enum="";Holding;Held;Blocked
+	StableHold StableHoldState `json:"stableHold,omitempty"`
 }
+
+// StableHoldState is how far a BatchRelease got holding its workload on
+// the stable revision.
+type StableHoldState string
+
+// The states of a stable hold.
+const (
+	// StableHoldHolding is a hold moving pods back to the stable revision.
+	StableHoldHolding StableHoldState = "Holding"
+	// StableHoldHeld is a hold done: every pod runs the stable revision
+	// and is ready.
+	StableHoldHeld StableHoldState = "Held"
+	// StableHoldBlocked is a hold the workload's kind cannot carry out
+	// without its pod template changing; nothing further is released.
+	StableHoldBlocked StableHoldState = "Blocked"
+)
 
 // BatchReleaseCanaryStatus is the progress of the current batch.
 type BatchReleaseCanaryStatus struct {

@@ -17,6 +17,12 @@ const (
 	RolloutPhaseDisabling RolloutPhase = "Disabling"
 	// RolloutPhaseDisabled is a disabled Rollout.
 	RolloutPhaseDisabled RolloutPhase = "Disabled"
+	// RolloutPhaseAborted is a Rollout whose release was aborted (a sluice
+	// extension; OpenKruise has no abort): every pod and all traffic are
+	// held on the stable revision, whatever the pod template says, until
+	// the template changes or the release is retried. status.aborted says
+	// who aborted it, how and at which step.
+	RolloutPhaseAborted RolloutPhase = "Aborted"
 )
 
 // CanaryStepState is the state of the current step of a release.
@@ -65,6 +71,12 @@ const (
 	// The release keeps waiting (it does not roll back by itself) and the
 	// condition turns False once the step is ready.
 	RolloutConditionStalled RolloutConditionType = "Stalled"
+	// RolloutConditionReconcileError is True while sluice's last reconcile
+	// of the Rollout failed (sluice extension): its reason names the phase
+	// (Observe, Traffic, Step, Act) and its message the error. The
+	// generation is not counted as observed meanwhile, and the condition is
+	// removed once a reconcile succeeds.
+	RolloutConditionReconcileError RolloutConditionType = "ReconcileError"
 )
 
 // The reasons of the Progressing condition.
@@ -81,6 +93,12 @@ const (
 	ProgressingReasonCancelling = "Cancelling"
 	// ProgressingReasonPaused is a release frozen by spec.strategy.paused.
 	ProgressingReasonPaused = "Paused"
+	// ProgressingReasonAborting is an aborted release moving every pod and
+	// all traffic back to the stable revision (sluice extension).
+	ProgressingReasonAborting = "Aborting"
+	// ProgressingReasonAborted is an aborted release held on the stable
+	// revision (sluice extension); the condition is False.
+	ProgressingReasonAborted = "Aborted"
 )
 
 // The reasons of the Terminating condition.

@@ -115,8 +115,9 @@ type CanaryStrategy struct {
 
 	// FailureThreshold is how many updated pods of a step may be unready for
 	// the step to count as done: an absolute number or a percentage of the
-	// updated pods, rounded up. Unset means the workload's own
-	// maxUnavailable.
+	// updated pods, rounded up. Unset means none, as OpenKruise behaves;
+	// the Rollout annotation sluice.dev/failure-threshold-default:
+	// maxUnavailable makes it the workload's own maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -158,8 +159,9 @@ type BlueGreenStrategy struct {
 	TrafficRoutings []TrafficRoutingRef `json:"trafficRoutings,omitempty"`
 
 	// FailureThreshold is how many updated pods of a step may be unready for
-	// the step to count as done. Unset means the workload's own
-	// maxUnavailable.
+	// the step to count as done. Unset means none, as OpenKruise behaves;
+	// the Rollout annotation sluice.dev/failure-threshold-default:
+	// maxUnavailable makes it the workload's own maxUnavailable.
 	// +optional
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -342,6 +344,67 @@ type RolloutStatus struct {
 	// blue-green status, for printing.
 	// +optional
 	CurrentStepState CanaryStepState `json:"currentStepState,omitempty"`
+
+	// Aborted records an aborted release (a sluice extension; OpenKruise
+	// has no abort): who aborted it, how, when and at which step. It is set
+	// from the abort until the release it aborted ends: while the phase is
+	// Aborted, and while a pod template set back to the stable revision
+	// completes the rollback.
+	// +optional
+	Aborted *AbortStatus `json:"aborted,omitempty"`
+}
+
+// AbortStatus records an aborted release.
+type AbortStatus struct {
+	// Revision is the canary revision whose release was aborted.
+	// +required
+	Revision string `json:"revision"`
+
+	// StableRevision is the revision every pod is held on.
+	// +optional
+	StableRevision string `json:"stableRevision,omitempty"`
+
+	// Step is the step the release was at when it was aborted, from 1.
+	// +optional
+	Step int32 `json:"step,omitempty"`
+
+	// StepState is the state of that step when it was aborted.
+	// +optional
+	StepState CanaryStepState `json:"stepState,omitempty"`
+
+	// By is who aborted it: the user the API server authenticated, or the
+	// person a GitOps intent names.
+	// +optional
+	By string `json:"by,omitempty"`
+
+	// Via is how it was aborted: annotation, kubectl-sluice, github-label,
+	// git-revert, git-trailer.
+	// +optional
+	Via string `json:"via,omitempty"`
+
+	// At is when the abort was asked for, to the microsecond: a retry
+	// applies only when it is newer.
+	// +optional
+	At *metav1.MicroTime `json:"at,omitempty"`
+
+	// Reason says why, in the words of whoever aborted it.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// Commit is the Git commit the abort came from (a revert, or the commit
+	// of a trailer), when it came from Git.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+
+	// PullRequest is the number of the pull request the abort came from (a
+	// label), when it came from one.
+	// +optional
+	PullRequest int32 `json:"pullRequest,omitempty"`
+
+	// Held is true once every pod runs the stable revision and all traffic
+	// goes to it.
+	// +optional
+	Held bool `json:"held,omitempty"`
 }
 
 // RolloutCondition is one condition of a Rollout or BatchRelease.

@@ -79,6 +79,35 @@ const (
 	// written by anyone else are discarded.
 	ApproveContextAnnotation = "sluice.dev/approve-context"
 
+	// AbortAnnotation on a Rollout asks sluice to abort the release of one
+	// revision: every pod and all traffic go back to the stable revision and
+	// stay there, without the pod template changing, until the template
+	// changes or the release is retried. Its value is JSON
+	// {"revision":"<canary revision>","by":"...","via":"...","at":"...",
+	// "reason":"...","commit":"...","pullRequest":N}, or a short form a
+	// person writes: "true" (the revision being released when it was
+	// written) or the canary revision itself. The admission webhook records
+	// who wrote it in AbortContextAnnotation. A value naming another
+	// revision aborts nothing. sluice never rewrites it, so it can live in
+	// Git.
+	AbortAnnotation = "sluice.dev/abort"
+
+	// AbortContextAnnotation is written by sluice's admission webhook
+	// whenever sluice.dev/abort changes: who wrote it, when, and the
+	// revision being released then. Values written by anyone else are
+	// discarded.
+	AbortContextAnnotation = "sluice.dev/abort-context"
+
+	// RetryAnnotation on a Rollout asks sluice to release an aborted
+	// revision again from step 1. Its value has the forms of
+	// AbortAnnotation ("true" names the aborted revision); it applies only
+	// to an abort older than it.
+	RetryAnnotation = "sluice.dev/retry"
+
+	// RetryContextAnnotation is written by sluice's admission webhook
+	// whenever sluice.dev/retry changes, as AbortContextAnnotation is.
+	RetryContextAnnotation = "sluice.dev/retry-context"
+
 	// ApprovalsAnnotation on a Rollout lists the approvals sluice applied,
 	// newest last, as JSON; it keeps the 20 newest, across releases.
 	ApprovalsAnnotation = "sluice.dev/approvals"
@@ -104,6 +133,19 @@ const (
 	// handing it back by hand. The manager's
 	// --keep-workload-held-on-deletion sets the default for all Rollouts.
 	KeepHeldOnDeletionAnnotation = "sluice.dev/keep-workload-held-on-deletion"
+
+	// FailureThresholdDefaultAnnotation on a Rollout (copied onto its
+	// BatchRelease, where it is read) chooses what an unset failureThreshold
+	// tolerates. Without it an unset failureThreshold tolerates no unready
+	// pod, as OpenKruise behaves; FailureThresholdDefaultMaxUnavailable
+	// opts in to the reading the OpenKruise API documents: the workload's
+	// own maxUnavailable.
+	FailureThresholdDefaultAnnotation = "sluice.dev/failure-threshold-default"
+
+	// FailureThresholdDefaultMaxUnavailable is the value of
+	// FailureThresholdDefaultAnnotation that makes an unset failureThreshold
+	// tolerate the workload's own maxUnavailable.
+	FailureThresholdDefaultMaxUnavailable = "maxUnavailable"
 
 	// SkipHandBackAnnotation on a BatchRelease being deleted makes it leave
 	// its workload as it is instead of handing it back; the Rollout

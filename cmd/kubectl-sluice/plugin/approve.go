@@ -47,21 +47,13 @@ it approves nothing of any other release.`,
   kubectl sluice approve web -n shop --step 3`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeRollouts(o),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.session()
-			if err != nil {
-				return err
-			}
-			ro, err := s.rollout(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: o.onRollout(func(cmd *cobra.Command, s *session, ro *rolloutsv1beta1.Rollout) error {
 			plan, err := approve.Step(ro, step)
 			if err != nil {
 				return err
 			}
 			return runApproval(cmd.Context(), s, o.streams.Out, ro, plan, w, approve.Approved)
-		},
+		}),
 	}
 	cmd.Flags().Int32Var(&step, "step", 0, "Approve every step from the current one up to this one (counted from 1)")
 	w.add(cmd, "sluice applied the approval")
@@ -80,21 +72,13 @@ the command returns once the release is complete.`,
 		Example:           `  kubectl sluice promote-full web -n shop`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeRollouts(o),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.session()
-			if err != nil {
-				return err
-			}
-			ro, err := s.rollout(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: o.onRollout(func(cmd *cobra.Command, s *session, ro *rolloutsv1beta1.Rollout) error {
 			plan, err := approve.Full(ro)
 			if err != nil {
 				return err
 			}
 			return runApproval(cmd.Context(), s, o.streams.Out, ro, plan, w, approve.Completed)
-		},
+		}),
 	}
 	w.add(cmd, "the release is complete")
 	return cmd

@@ -13,9 +13,6 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/view"
-	"github.com/sluice-dev/sluice/release/support"
-	"github.com/sluice-dev/sluice/workload"
-	"github.com/sluice-dev/sluice/workload/lookup"
 )
 
 // The output formats of get.
@@ -104,16 +101,6 @@ func runGet(ctx context.Context, s *session, out io.Writer, args []string, all b
 		rows = append(rows, view.RowOf(ro, ws, now))
 	}
 	return view.WriteTable(out, rows, view.Columns{Namespace: all, Wide: output == outputWide})
-}
-
-// workloadStatus reads ro's workload the way sluice does, through the
-// workload adapter of its kind.
-func workloadStatus(ctx context.Context, s *session, ro *rolloutsv1beta1.Rollout) (*workload.Status, error) {
-	r, err := lookup.New(s.c, s.c, workload.Target{Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef, Style: support.Style(ro)})
-	if err != nil {
-		return nil, err
-	}
-	return r.Status(ctx)
 }
 
 // printObjects prints one Rollout, or a list of them, as JSON or YAML,

@@ -4,6 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/internal/view"
+	"github.com/sluice-dev/sluice/observability/snapshot"
+	"github.com/sluice-dev/sluice/workload/kinds"
 	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
@@ -32,11 +34,11 @@ and the approval record (the 20 newest) stay.`,
 			}
 			var revs []revisions.Revision
 			if w, err := s.workload(ctx, ro); err == nil {
-				if revs, err = revisions.List(ctx, s.c, w, w.GroupVersionKind()); err != nil {
+				if revs, err = revisions.List(ctx, s.c, w, kinds.KeptIn(w.GroupVersionKind())); err != nil {
 					return err
 				}
 			}
-			events, err := s.events(ctx, ro)
+			events, err := snapshot.Events(ctx, s.c, ro)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/progress"
 )
 
@@ -21,15 +22,7 @@ func newPauseCommand(o *options, paused bool) *cobra.Command {
 		Example:           example,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeRollouts(o),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := o.session()
-			if err != nil {
-				return err
-			}
-			ro, err := s.rollout(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+		RunE: o.onRollout(func(cmd *cobra.Command, s *session, ro *rolloutsv1beta1.Rollout) error {
 			out := o.streams.Out
 			if ro.Spec.Strategy.Paused == paused {
 				fmt.Fprintf(out, "rollout %s is already %sd: nothing changed\n", progress.Ref(ro), use)
@@ -46,6 +39,6 @@ func newPauseCommand(o *options, paused bool) *cobra.Command {
 			}
 			fmt.Fprintf(out, "rollout %s resumed (spec.strategy.paused: false)\n", progress.Ref(ro))
 			return nil
-		},
+		}),
 	}
 }

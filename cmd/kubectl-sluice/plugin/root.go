@@ -1,6 +1,6 @@
 // Package plugin holds the commands of kubectl-sluice, the kubectl plugin
 // for sluice's Rollouts (kubectl sluice get, status, approve, promote-full,
-// pause, resume, rollback, history). Each command reads and writes the
+// pause, resume, abort (rollback), retry, history, recover). Each command reads and writes the
 // cluster here and leaves rendering to package view and decisions to
 // packages approve and revisions; cmd/kubectl-sluice/main.go only wires
 // the root command to the process.
@@ -30,7 +30,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "Watch and drive sluice's progressive releases (rollouts.kruise.io Rollouts)",
 		Long: `kubectl sluice shows and drives the releases of sluice's Rollouts
 (rollouts.kruise.io/v1beta1, canary and blue-green): list them, watch one,
-approve its paused steps, pause, resume or roll it back, and read its history.`,
+approve its paused steps, pause, resume, abort (roll back) or retry it, and
+read its history.`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl sluice"},
 		SilenceUsage:  true,
 		SilenceErrors: false,
@@ -46,8 +47,10 @@ approve its paused steps, pause, resume or roll it back, and read its history.`,
 		newPromoteFullCommand(o),
 		newPauseCommand(o, true),
 		newPauseCommand(o, false),
-		newRollbackCommand(o),
+		newAbortCommand(o),
+		newRetryCommand(o),
 		newHistoryCommand(o),
+		newRecoverCommand(o),
 	)
 	return cmd
 }

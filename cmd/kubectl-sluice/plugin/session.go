@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/spf13/cobra"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	analysisv1alpha1 "github.com/sluice-dev/sluice/api/analysis/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
@@ -19,6 +22,22 @@ import (
 type session struct {
 	c         client.WithWatch
 	namespace string
+}
+
+// onRollout is the RunE of a command whose one argument names a Rollout:
+// it connects, reads the Rollout and hands both to run.
+func (o *options) onRollout(run func(cmd *cobra.Command, s *session, ro *rolloutsv1beta1.Rollout) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		s, err := o.session()
+		if err != nil {
+			return err
+		}
+		ro, err := s.rollout(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return run(cmd, s, ro)
+	}
 }
 
 // session connects with the kubeconfig flags.
@@ -34,6 +53,9 @@ func (o *options) session() (*session, error) {
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := analysisv1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	if err := rolloutsv1beta1.AddToScheme(scheme); err != nil {

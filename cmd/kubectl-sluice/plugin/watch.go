@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
@@ -48,7 +49,7 @@ func watchStatus(ctx context.Context, s *session, name string, out io.Writer) er
 	go s.watchChanges(ctx, &eventsv1.EventList{}, changed, client.InNamespace(ro.Namespace),
 		client.MatchingFields{"regarding.kind": "Rollout", "regarding.name": ro.Name})
 	if ws := snap.Workload; ws != nil && ws.PodSelector != nil {
-		if sel, err := podSelector(ws.PodSelector); err == nil {
+		if sel, err := metav1.LabelSelectorAsSelector(ws.PodSelector); err == nil {
 			go s.watchChanges(ctx, &corev1.PodList{}, changed, client.InNamespace(ro.Namespace), client.MatchingLabelsSelector{Selector: sel})
 		}
 	}

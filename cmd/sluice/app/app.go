@@ -26,20 +26,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sluice-dev/sluice/analysis/condition"
+	"github.com/sluice-dev/sluice/analysis/providers"
+	analysisv1alpha1 "github.com/sluice-dev/sluice/api/analysis/v1alpha1"
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
+	notificationv1alpha1 "github.com/sluice-dev/sluice/api/notification/v1alpha1"
 	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	analysiscontroller "github.com/sluice-dev/sluice/controllers/analysis"
 	"github.com/sluice-dev/sluice/controllers/batchrelease"
 	gitopscontroller "github.com/sluice-dev/sluice/controllers/gitops"
+	notificationcontroller "github.com/sluice-dev/sluice/controllers/notification"
 	"github.com/sluice-dev/sluice/controllers/rollout"
 	"github.com/sluice-dev/sluice/controllers/trafficrouting"
 	"github.com/sluice-dev/sluice/controllers/webhookrules"
+	"github.com/sluice-dev/sluice/notification/sinks"
 	"github.com/sluice-dev/sluice/observability/metrics"
 	"github.com/sluice-dev/sluice/traffic/lua"
 	"github.com/sluice-dev/sluice/webhook/conversion"
+	metricgatewebhook "github.com/sluice-dev/sluice/webhook/metricgate"
 	rolloutwebhook "github.com/sluice-dev/sluice/webhook/rollout"
 	workloadwebhook "github.com/sluice-dev/sluice/webhook/workload"
-	"github.com/sluice-dev/sluice/workload/lookup"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // Options configure the manager.
@@ -75,8 +83,12 @@ type Options struct {
 	// conversion there (CA from CertDir/ca.crt) and keeps the workload
 	// webhook's rules in WebhookConfigName in line with custom kinds.
 	WebhookService, WebhookURL string
-	// WorkloadFailurePolicy is the failure policy of the workload webhook
-	// registered in local mode: Ignore or Fail.
+	// WorkloadFailurePolicy is the failure policy of the workload webhook,
+	// Ignore (the default) or Fail: what the API server does when it
+	// cannot reach the webhook, and what the webhook does with an update
+	// it cannot judge (an internal error). A local manager registers its
+	// webhook with it; an installed one must be given the policy its
+	// configuration has (the Helm chart passes webhook.workloadFailurePolicy).
 	WorkloadFailurePolicy string
 	// WrapTransport, when set, wraps the transport of every API client
 	// (benchmarks count requests with it).
@@ -129,6 +141,12 @@ func Scheme() (*runtime.Scheme, error) {
 		return nil, err
 	}
 	if err := gitopsv1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := analysisv1alpha1.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := notificationv1alpha1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -202,7 +220,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return err
 	}
-	return mgr.Start(lua.WithNamespace(ctx, namespaceOf(o)))
+	return mgr.Start(ctx)
 }
 
 // namespaceOf is the manager's namespace o names, else $POD_NAMESPACE,
@@ -225,35 +243,59 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	if err := (&rollout.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: kinds.New,
 		Metrics: m.Rollouts(recorder, clk),
 		Workers: orDefault(o.RolloutWorkers, 3), ProgressDeadline: o.ProgressDeadline, KeepHeldOnDeletion: o.KeepHeldOnDeletion,
+		Namespace: namespaceOf(o),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	if err := (&batchrelease.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: lookup.New,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: kinds.New,
 		Workers: orDefault(o.BatchReleaseWorkers, 3),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the batchrelease controller: %w", err)
 	}
 	if err := (&trafficrouting.Reconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Workers: orDefault(o.RolloutWorkers, 3),
+		Namespace: namespaceOf(o),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the trafficrouting controller: %w", err)
 	}
 	decoder := admission.NewDecoder(mgr.GetScheme())
 	srv := mgr.GetWebhookServer()
-	srv.Register(workloadwebhook.Path, &webhook.Admission{Handler: &workloadwebhook.Handler{
-		Client: mgr.GetClient(), Holds: lookup.HoldFor}})
-	srv.Register(rolloutwebhook.ValidatePath, &webhook.Admission{Handler: &rolloutwebhook.Validator{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Decoder: decoder}})
 	self, err := selfUser(ctx, mgr.GetConfig())
 	if err != nil {
 		return err
 	}
+	policy, err := failurePolicy(o.WorkloadFailurePolicy)
+	if err != nil {
+		return err
+	}
+	srv.Register(workloadwebhook.Path, &webhook.Admission{Handler: &workloadwebhook.Handler{
+		Client: mgr.GetClient(), Holds: kinds.HoldFor, Self: self, FailurePolicy: policy, Errors: m}})
+	srv.Register(rolloutwebhook.ValidatePath, &webhook.Admission{Handler: &rolloutwebhook.Validator{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Decoder: decoder}})
+	conditions, err := condition.New()
+	if err != nil {
+		return err
+	}
+	srv.Register(metricgatewebhook.Path, &webhook.Admission{Handler: &metricgatewebhook.Validator{
+		Decoder: decoder, Conditions: conditions}})
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
 		Decoder: decoder, Clock: clk, Delegates: []string{self}}})
+	if err := (&analysiscontroller.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Conditions: conditions,
+		Providers: providers.New(providers.Deps{Client: mgr.GetClient(), Secrets: secretReader(mgr.GetAPIReader()), Clock: clk}),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the metricgate controller: %w", err)
+	}
+	if err := (&notificationcontroller.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk,
+		Sinks: sinks.Deps{Secrets: secretReader(mgr.GetAPIReader())},
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the notifier controller: %w", err)
+	}
 	gates := &gitopscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: clk, AllowInsecureHTTP: o.GitAllowInsecureHTTP, SCMObserver: m}
 	if err := gates.SetupWithManager(mgr); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,6 +42,9 @@ func enableConversion(ctx context.Context, c client.Client, conv *apiextensionsv
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		err := probeConversion(ctx, c)
+		if err == nil {
+			err = probeBatchReleaseConversion(ctx, c)
+		}
 		if err != nil && ctx.Err() == nil {
 			last = err
 		}
@@ -52,7 +56,8 @@ func enableConversion(ctx context.Context, c client.Client, conv *apiextensionsv
 	return nil
 }
 
-// patchConversion sets the Rollout CRD's spec.conversion to conv.
+// patchConversion sets the spec.conversion of the Rollout and BatchRelease
+// CRDs (registration.ConvertedCRDs) to conv.
 func patchConversion(ctx context.Context, c client.Client, conv *apiextensionsv1.CustomResourceConversion) error {
 	b, err := json.Marshal(conv)
 	if err != nil {
@@ -74,11 +79,13 @@ func patchConversion(ctx context.Context, c client.Client, conv *apiextensionsv1
 	if err != nil {
 		return err
 	}
-	crd := &unstructured.Unstructured{}
-	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	crd.SetName(registration.RolloutCRD)
-	if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(conversionFieldManager)); err != nil {
-		return fmt.Errorf("setting the conversion of CRD %s: %w", registration.RolloutCRD, err)
+	for _, name := range registration.ConvertedCRDs {
+		crd := &unstructured.Unstructured{}
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		crd.SetName(name)
+		if err := c.Patch(ctx, crd, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(conversionFieldManager)); err != nil {
+			return fmt.Errorf("setting the conversion of CRD %s: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -108,6 +115,33 @@ func probeConversion(ctx context.Context, c client.Client) error {
 	}
 	if _, hasReplicas := steps[0].(map[string]any)["replicas"]; hasReplicas {
 		return fmt.Errorf("not converted back: spec %v", probe.Object["spec"])
+	}
+	return nil
+}
+
+// probeBatchReleaseConversion dry-runs the create of a v1alpha1
+// BatchRelease and checks that it comes back as written: stored as v1beta1
+// it names its workload in spec.workloadRef, and only the webhook's
+// conversion back gives spec.targetReference again. A CRD that does not
+// serve v1alpha1 (an install older than this version) has nothing to
+// convert.
+func probeBatchReleaseConversion(ctx context.Context, c client.Client) error {
+	probe := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			"targetReference": map[string]any{"workloadRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": probeName}},
+			"releasePlan":     map[string]any{"batches": []any{map[string]any{"canaryReplicas": int64(1)}}},
+		},
+	}}
+	probe.SetGroupVersionKind(rolloutsv1alpha1.GroupVersion.WithKind("BatchRelease"))
+	probe.SetNamespace(metav1.NamespaceDefault)
+	probe.SetName(probeName)
+	if err := c.Create(ctx, probe, client.DryRunAll); meta.IsNoMatchError(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if name, _, _ := unstructured.NestedString(probe.Object, "spec", "targetReference", "workloadRef", "name"); name != probeName {
+		return fmt.Errorf("BatchRelease not converted: spec %v", probe.Object["spec"])
 	}
 	return nil
 }

@@ -15,7 +15,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sluice-dev/sluice/controllers/webhookrules"
 	"github.com/sluice-dev/sluice/webhook/registration"
@@ -94,7 +93,7 @@ func (c *installedConversion) Start(ctx context.Context) error {
 	}); err != nil {
 		return nil //nolint:nilerr // stopped before the server started
 	}
-	logger := log.FromContext(ctx).WithName("conversion")
+	logger := ctrl.LoggerFrom(ctx).WithName("conversion")
 	var set []byte
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		ca, err := os.ReadFile(c.caFile)
@@ -105,12 +104,12 @@ func (c *installedConversion) Start(ctx context.Context) error {
 		// Patch every time: a no-op for the API server when nothing
 		// changed, and a repair when the CRD was replaced without it.
 		if err := patchConversion(ctx, c.client, c.conversion(ca)); err != nil {
-			logger.Error(err, "Setting the Rollout CRD's conversion webhook")
+			logger.Error(err, "Setting the conversion webhook of the Rollout and BatchRelease CRDs")
 			return
 		}
 		if !bytes.Equal(ca, set) {
 			set = ca
-			logger.Info("Set the Rollout CRD's conversion webhook", "crd", registration.RolloutCRD)
+			logger.Info("Set the conversion webhook of the Rollout and BatchRelease CRDs", "crds", registration.ConvertedCRDs)
 		}
 	}, caRecheck)
 	return nil

@@ -8,9 +8,9 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/webhook/localcert"
@@ -66,7 +66,7 @@ func (l *localWebhooks) NeedLeaderElection() bool { return false }
 
 // Start registers the webhooks, waits for ctx to end, then removes them.
 func (l *localWebhooks) Start(ctx context.Context) error {
-	logger := log.FromContext(ctx).WithName("local-webhooks")
+	logger := ctrl.LoggerFrom(ctx).WithName("local-webhooks")
 	// Register only once the server answers, so the API server never calls
 	// a webhook that is not there yet.
 	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {

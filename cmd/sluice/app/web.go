@@ -8,7 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/sluice-dev/sluice/web"
-	"github.com/sluice-dev/sluice/workload/lookup"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // WebOptions configure the rollout web view.
@@ -38,7 +38,7 @@ func addWebView(mgr ctrl.Manager, o Options) error {
 		}
 	}
 	return mgr.Add(&web.Server{
-		Addr: w.Addr, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Workloads: lookup.New,
+		Addr: w.Addr, Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Workloads: kinds.New,
 		Auth: auth, Logger: o.Logger.WithName("web"),
 	})
 }

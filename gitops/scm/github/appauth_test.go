@@ -21,9 +21,12 @@ func appKey(t *testing.T) (*rsa.PrivateKey, []byte) {
 	return key, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 }
 
+// The App tests run the fake on the real clock: ghinstallation signs the App's JWTs and
+// times its tokens by time.Now.
 func TestAppAuth_installationTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
 	clock := newClock()
 	fake, sha := startFake(t, clock)
+	fake.SetClock(time.Now)
 	key, keyPEM := appKey(t)
 	fake.AddApp(4711, "Iv1.sluice", 99, &key.PublicKey, "sluice", time.Hour)
 	c, err := New(Options{
@@ -34,7 +37,7 @@ func TestAppAuth_installationTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	post := func(desc string) {
+	post := func(c *Client, desc string) {
 		t.Helper()
 		if _, err := c.SetStatus(ctx, sha, scm.CommitStatus{Context: "sluice/prod/app", State: scm.StatePending, Description: desc}); err != nil {
 			t.Fatalf("SetStatus(%s): %v", desc, err)
@@ -43,7 +46,7 @@ func TestAppAuth_installationTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
 
 	// The first call exchanges the App JWT for an installation token; the status is posted as
 	// the App's bot.
-	post("step 1/3")
+	post(c, "step 1/3")
 	if n := fake.InstallationTokens(); n != 1 {
 		t.Fatalf("installation tokens = %d, want 1", n)
 	}
@@ -51,23 +54,33 @@ func TestAppAuth_installationTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
 		t.Fatalf("statuses = %+v, want one by sluice[bot]", got)
 	}
 	// Calls within the token's life reuse it.
-	clock.Advance(50 * time.Minute)
-	post("step 2/3")
+	post(c, "step 2/3")
 	if n := fake.InstallationTokens(); n != 1 {
-		t.Fatalf("installation tokens after 50m = %d, want 1", n)
+		t.Fatalf("installation tokens after a second call = %d, want 1", n)
 	}
-	// Within five minutes of its expiry, a new one is fetched before the request.
-	clock.Advance(6 * time.Minute)
-	post("step 3/3")
-	if n := fake.InstallationTokens(); n != 2 {
-		t.Fatalf("installation tokens after 56m = %d, want 2", n)
+	// A token within a minute of its expiry is renewed before the request: an installation
+	// whose tokens live 30 seconds gets a new one for every call.
+	fake.AddApp(4712, "", 100, &key.PublicKey, "sluice", 30*time.Second)
+	short, err := New(Options{
+		Owner: "acme", Repo: "app", BaseURL: fake.URL, Now: clock.Now,
+		App: &AppCredentials{AppID: 4712, InstallationID: 100, PrivateKeyPEM: keyPEM},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := fake.Statuses(testRepo, sha); len(got) != 3 {
-		t.Fatalf("statuses = %d, want 3", len(got))
+	post(short, "step 3/3")
+	first := fake.InstallationTokens() - 1
+	post(short, "step 3/3, again")
+	if again := fake.InstallationTokens() - 1 - first; first < 1 || again < 1 {
+		t.Fatalf("installation tokens of two calls with short-lived tokens = %d and %d, want at least one each", first, again)
+	}
+	if got := fake.Statuses(testRepo, sha); len(got) != 4 {
+		t.Fatalf("statuses = %d, want 4", len(got))
 	}
 
 	// A token GitHub no longer accepts fails one call (401) and is dropped: the next call gets
 	// a new one.
+	before := fake.InstallationTokens()
 	fake.RevokeInstallationTokens()
 	if _, err := c.PullRequestsForCommit(ctx, sha); !scm.IsUnauthorized(err) {
 		t.Fatalf("call with a revoked token: %v, want UnauthorizedError", err)
@@ -75,14 +88,15 @@ func TestAppAuth_installationTokenCachedUntilShortlyBeforeExpiry(t *testing.T) {
 	if _, err := c.PullRequestsForCommit(ctx, sha); err != nil {
 		t.Fatalf("call after the revoked token was dropped: %v", err)
 	}
-	if n := fake.InstallationTokens(); n != 3 {
-		t.Fatalf("installation tokens after a revocation = %d, want 3", n)
+	if n := fake.InstallationTokens() - before; n != 1 {
+		t.Fatalf("installation tokens after a revocation = %d more, want 1", n)
 	}
 }
 
 func TestAppAuth_rejectedKeyIsUnauthorized(t *testing.T) {
 	clock := newClock()
 	fake, sha := startFake(t, clock)
+	fake.SetClock(time.Now)
 	registered, _ := appKey(t)
 	_, otherPEM := appKey(t)
 	fake.AddApp(4711, "", 99, &registered.PublicKey, "sluice", time.Hour)

@@ -117,24 +117,29 @@ func New(opts Options) (*Client, error) {
 		next = &observeTransport{next: next, observer: opts.Observer}
 	}
 	limits := &gate{}
-	chain := func(tokens tokenSource) *gh.Client {
-		var rt http.RoundTripper = &authTransport{next: next, tokens: tokens}
+	// chain is the transport of the requests: retries, the rate-limit gate, conditional GETs
+	// and, with tokens, the Authorization header (the App's token requests carry the JWT
+	// ghinstallation signs instead).
+	chain := func(tokens tokenSource) http.RoundTripper {
+		rt := next
+		if tokens != nil {
+			rt = &authTransport{next: next, tokens: tokens}
+		}
 		rt = &etagTransport{next: rt, size: opts.ETagCacheSize}
 		rt = &gateTransport{next: rt, gate: limits, now: opts.Now}
-		rt = &retryTransport{next: rt, maxRetries: max(opts.MaxRetries, 0), baseDelay: opts.RetryBaseDelay, maxDelay: opts.RetryMaxDelay}
-		client := gh.NewClient(&http.Client{Transport: rt, Timeout: httpClient.Timeout, CheckRedirect: httpClient.CheckRedirect})
-		client.BaseURL = base
-		client.UserAgent = opts.UserAgent
-		return client
+		return &retryTransport{next: rt, maxRetries: max(opts.MaxRetries, 0), baseDelay: opts.RetryBaseDelay, maxDelay: opts.RetryMaxDelay}
 	}
 	var tokens tokenSource = staticToken(opts.Token)
 	if opts.App != nil {
-		if tokens, err = newInstallationTokens(opts.App, opts.Repo, chain(jwtFromContext{}), opts.Now); err != nil {
+		if tokens, err = newInstallationTokens(opts.App, opts.Repo, base.String(), chain(nil), httpClient.Timeout, opts.Now); err != nil {
 			return nil, err
 		}
 	}
+	client := gh.NewClient(&http.Client{Transport: chain(tokens), Timeout: httpClient.Timeout, CheckRedirect: httpClient.CheckRedirect})
+	client.BaseURL = base
+	client.UserAgent = opts.UserAgent
 	return &Client{
-		gh:       chain(tokens),
+		gh:       client,
 		owner:    opts.Owner,
 		repo:     opts.Repo,
 		now:      opts.Now,

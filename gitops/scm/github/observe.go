@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluice-dev/sluice/gitops/commitid"
 	"github.com/sluice-dev/sluice/gitops/scm"
 )
 
@@ -48,7 +49,7 @@ func route(path string) string {
 			i += 2 // owner and repo
 		case isNumber(p):
 			out = append(out, "{n}")
-		case isSHA(p):
+		case commitid.Valid(p):
 			out = append(out, "{sha}")
 		case i > 0 && named(parts[i-1]):
 			out = append(out, "{name}")
@@ -74,18 +75,6 @@ func isNumber(s string) bool {
 	}
 	for _, c := range s {
 		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func isSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

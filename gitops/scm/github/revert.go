@@ -8,6 +8,7 @@ import (
 
 	gh "github.com/google/go-github/v56/github"
 
+	"github.com/sluice-dev/sluice/gitops/commitid"
 	"github.com/sluice-dev/sluice/gitops/scm"
 )
 
@@ -23,7 +24,7 @@ func (c *Client) ProposeRevert(ctx context.Context, req scm.RevertRequest) (scm.
 	}
 	branch := req.Branch
 	if branch == "" {
-		branch = "sluice/revert-" + short(req.MergeCommitSHA)
+		branch = "sluice/revert-" + commitid.Short(req.MergeCommitSHA)
 	}
 	if existing, ok, err := c.openPullRequest(ctx, branch, req.Base); err != nil || ok {
 		return existing, err
@@ -195,11 +196,4 @@ func (c *Client) pointBranch(ctx context.Context, branch, sha string) error {
 func subject(message string) string {
 	first, _, _ := strings.Cut(message, "\n")
 	return strings.TrimSpace(first)
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

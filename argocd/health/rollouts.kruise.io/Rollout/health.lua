@@ -6,7 +6,10 @@
 --   Suspended    a step waits for an approval (StepPaused without pause.duration), or
 --                spec.strategy.paused freezes the release
 --   Degraded     Supported=False (the message names what sluice ignores or cannot release),
---                Stalled=True (a step's pods missed the progress deadline)
+--                Stalled=True (a step's pods missed the progress deadline, or an aborted
+--                release whose kind cannot go back to its stable revision), phase Aborted
+--                (the release was aborted: every pod and all traffic held on the stable
+--                revision until Git changes or it is retried)
 --   Healthy      no release in progress (phase Healthy, including after a rollback), the
 --                workload does not exist yet (phase Initial), or the Rollout is Disabled
 local hs = {}
@@ -62,6 +65,9 @@ end
 
 local phase = str(status.phase)
 local message = str(status.message)
+if phase == "Aborted" then
+  return done("Degraded", "Aborted: " .. message)
+end
 if phase == "Initial" then
   return done("Healthy", "No workload yet: " .. message)
 end

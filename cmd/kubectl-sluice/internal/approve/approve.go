@@ -81,6 +81,10 @@ func Full(ro *rolloutsv1beta1.Rollout) (Plan, error) {
 // start checks that ro has a release an approval can move on.
 func start(ro *rolloutsv1beta1.Rollout) (Plan, progress.Progress, error) {
 	p, ok := progress.Of(ro)
+	if a, aborted := progress.AbortOf(ro); aborted {
+		return Plan{}, p, fmt.Errorf("the release of revision %s by rollout %s was rolled back by %s at step %d: approvals are refused; "+
+			"revert the commit in Git, or push a new one; to release it again: %s", a.Revision, progress.Ref(ro), a.Who(), a.Step, progress.Command(ro, "retry"))
+	}
 	if !ok || !progress.InRelease(ro) {
 		state := rolloutsv1beta1.CanaryStepState("none")
 		if ok {

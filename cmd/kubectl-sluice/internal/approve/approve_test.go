@@ -82,6 +82,15 @@ func TestStep(t *testing.T) {
 			wantErr: "resume it first with kubectl sluice resume web -n shop",
 		},
 		{
+			name: "aborted", ro: func() *rolloutsv1beta1.Rollout {
+				ro := rollout(rolloutsv1beta1.RolloutPhaseAborted, 2, paused)
+				ro.Status.Aborted = &rolloutsv1beta1.AbortStatus{Revision: "r2", StableRevision: "r1", Step: 2, By: "ops", Via: "github-label"}
+				return ro
+			}(),
+			wantErr: "the release of revision r2 by rollout shop/web was rolled back by ops via github-label at step 2: approvals are refused; " +
+				"revert the commit in Git, or push a new one; to release it again: kubectl sluice retry web -n shop",
+		},
+		{
 			name: "blue-green", ro: func() *rolloutsv1beta1.Rollout {
 				ro := rollout(progressing, 1, paused)
 				ro.Spec.Strategy = rolloutsv1beta1.RolloutStrategy{BlueGreen: &rolloutsv1beta1.BlueGreenStrategy{Steps: ro.Spec.Strategy.Steps()}}
@@ -156,7 +165,7 @@ func TestAdded(t *testing.T) {
 func withRecords(ro *rolloutsv1beta1.Rollout, records ...approval.Approval) *rolloutsv1beta1.Rollout {
 	raw := ""
 	for _, r := range records {
-		raw, _ = approval.Append(raw, r)
+		raw, _ = approval.Append(raw, r, *r.At) // each given once its step began
 	}
 	ro.Annotations = map[string]string{rolloutsv1beta1.ApprovalsAnnotation: raw}
 	return ro

@@ -66,8 +66,14 @@ func HistoryOf(ro *rolloutsv1beta1.Rollout, revs []revisions.Revision, events []
 		if a.At != nil {
 			at = *a.At
 		}
-		items = append(items, Item{At: at, Kind: ItemApproval,
-			Text: fmt.Sprintf("step %d of revision %s approved by %s via %s", a.Step, orNone(a.Revision), orNone(a.By), orNone(a.Via))})
+		text := fmt.Sprintf("step %d of revision %s approved by %s via %s", a.Step, orNone(a.Revision), orNone(a.By), orNone(a.Via))
+		switch a.Action {
+		case approval.ActionAbort:
+			text = fmt.Sprintf("revision %s aborted at step %d by %s via %s", orNone(a.Revision), a.Step, orNone(a.By), orNone(a.Via))
+		case approval.ActionRetry:
+			text = fmt.Sprintf("revision %s retried from step 1 by %s via %s", orNone(a.Revision), orNone(a.By), orNone(a.Via))
+		}
+		items = append(items, Item{At: at, Kind: ItemApproval, Text: text})
 	}
 	rank := map[string]int{ItemRevision: 0, ItemEvent: 1, ItemApproval: 2}
 	sort.SliceStable(items, func(i, j int) bool {

@@ -3,7 +3,6 @@ package view
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,9 +13,9 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/observability/eventtime"
+	"github.com/sluice-dev/sluice/observability/snapshot"
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/release/progress"
-	"github.com/sluice-dev/sluice/workload"
 )
 
 // MaxEvents is how many of a Rollout's latest events `status` shows.
@@ -25,25 +24,9 @@ const MaxEvents = 8
 // CurrentMarker starts the line of the current step in `status`.
 const CurrentMarker = "=>"
 
-// Snapshot is what `status` shows of one Rollout, read at one moment.
-type Snapshot struct {
-	// Rollout is the Rollout.
-	Rollout *rolloutsv1beta1.Rollout
-	// BatchRelease is the Rollout's BatchRelease, nil when there is none.
-	BatchRelease *rolloutsv1beta1.BatchRelease
-	// Workload is the workload as sluice sees it, nil when it could not
-	// be read; WorkloadErr then says why.
-	Workload    *workload.Status
-	WorkloadErr string
-	// Pods are the pods the workload's selector selects.
-	Pods []corev1.Pod
-	// Events are the events regarding the Rollout.
-	Events []eventsv1.Event
-	// Problems are what could not be read, one line each.
-	Problems []string
-	// Now is when the snapshot was taken; ages count from it.
-	Now time.Time
-}
+// Snapshot is what `status` shows of one Rollout, read at one moment: the
+// snapshot the web view draws as well.
+type Snapshot = snapshot.Snapshot
 
 // Status writes the page of `status` for s.
 func Status(w io.Writer, s Snapshot) error {
@@ -51,8 +34,9 @@ func Status(w io.Writer, s Snapshot) error {
 	ro := s.Rollout
 	p, hasProgress := progress.Of(ro)
 	writeHeader(&b, s, p, hasProgress)
-	writeSteps(&b, s, p, hasProgress)
+	writeSteps(&b, s, p)
 	writePods(&b, s, p)
+	writeAnalysis(&b, s)
 	writeApproval(&b, ro, p)
 	writeApprovals(&b, ro, p, s.Now)
 	writeConditions(&b, ro)
@@ -71,8 +55,8 @@ func writeHeader(b *strings.Builder, s Snapshot, p progress.Progress, ok bool) {
 	fmt.Fprintf(tw, "Rollout:\t%s\n", progress.Ref(ro))
 	fmt.Fprintf(tw, "Workload:\t%s/%s (%s), %s\n", ref.Kind, ref.Name, ref.APIVersion, progress.Style(ro))
 	phase := orNone(string(ro.Status.Phase))
-	if ok && p.Common.CurrentStepIndex > 0 {
-		phase += fmt.Sprintf(", step %d/%d %s", p.Common.CurrentStepIndex, progress.Steps(ro), p.Common.CurrentStepState)
+	if at := progress.AtStep(ro); at != "" {
+		phase += fmt.Sprintf(", step %s %s", at, p.Common.CurrentStepState)
 	}
 	fmt.Fprintf(tw, "Phase:\t%s\n", phase)
 	if ro.Spec.Strategy.Paused {
@@ -82,6 +66,16 @@ func writeHeader(b *strings.Builder, s Snapshot, p progress.Progress, ok bool) {
 		fmt.Fprintf(tw, "Disabled:\tyes, spec.disabled: updates of the workload are not held\n")
 	}
 	fmt.Fprintf(tw, "Message:\t%s\n", orNone(ro.Status.Message))
+	if a, aborted := progress.AbortOf(ro); aborted {
+		line := fmt.Sprintf("revision %s at step %d by %s", a.Revision, a.Step, a.Who())
+		if a.At != nil {
+			line += ", " + Age(a.At.Time, s.Now) + " ago"
+		}
+		if a.Reason != "" {
+			line += " (" + a.Reason + ")"
+		}
+		fmt.Fprintf(tw, "Aborted:\t%s: %s\n", line, a.State())
+	}
 	if ok {
 		fmt.Fprintf(tw, "Revisions:\tstable %s, new %s\n", orNone(p.Common.StableRevision), orNone(p.Revision))
 	}
@@ -99,7 +93,7 @@ func writeHeader(b *strings.Builder, s Snapshot, p progress.Progress, ok bool) {
 	_ = tw.Flush()
 }
 
-func writeSteps(b *strings.Builder, s Snapshot, p progress.Progress, ok bool) {
+func writeSteps(b *strings.Builder, s Snapshot, p progress.Progress) {
 	ro := s.Rollout
 	steps := ro.Spec.Strategy.Steps()
 	fmt.Fprintf(b, "\nSteps:\n")
@@ -111,37 +105,30 @@ func writeSteps(b *strings.Builder, s Snapshot, p progress.Progress, ok bool) {
 	if s.Workload != nil {
 		replicas = s.Workload.Replicas
 	}
-	idx := int32(0)
-	completed := false // every step done, not rolled back
-	if ok {
-		idx = p.Common.CurrentStepIndex
-		c := progress.Condition(ro, rolloutsv1beta1.RolloutConditionSucceeded)
-		completed = p.Common.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted &&
-			(ro.Status.Phase == rolloutsv1beta1.RolloutPhaseProgressing || c == nil || c.Status != corev1.ConditionFalse)
-	}
-	inRelease := progress.InRelease(ro)
+	states := progress.StepStates(ro)
 	withTraffic := false
 	for _, st := range steps {
-		withTraffic = withTraffic || Traffic(st) != ""
+		withTraffic = withTraffic || progress.StepTraffic(st) != ""
 	}
 	tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 	for i, st := range steps {
-		n := int32(i + 1) //nolint:gosec // at most 50 steps
 		var mark, state string
-		switch {
-		case inRelease && n == idx:
+		switch states[i] {
+		case progress.StepCurrent, progress.StepPaused:
 			mark = CurrentMarker
 			state = string(p.Common.CurrentStepState)
 			if t := p.Common.LastUpdateTime; t != nil {
 				state += " for " + Age(t.Time, s.Now)
 			}
-		case (inRelease && n < idx) || (completed && n <= idx):
+		case progress.StepDone:
 			mark = "done"
+		case progress.StepAborted:
+			mark = "aborted"
+		case progress.StepPending:
 		}
-		last := i == len(steps)-1
-		cells := []string{"  " + mark, fmt.Sprint(n), "replicas " + StepReplicas(st), "pause " + Pause(st.Pause, last, releasesAll(st, replicas))}
+		cells := []string{"  " + mark, fmt.Sprint(i + 1), "replicas " + progress.StepReplicas(st), "pause " + progress.StepPause(ro, i, replicas)}
 		if withTraffic {
-			cells = append(cells, orNone(Traffic(st)))
+			cells = append(cells, orNone(progress.StepTraffic(st)))
 		}
 		if state != "" {
 			cells = append(cells, state)
@@ -149,13 +136,6 @@ func writeSteps(b *strings.Builder, s Snapshot, p progress.Progress, ok bool) {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
-}
-
-// podGroup counts the live pods of one revision.
-type podGroup struct {
-	revision, role string
-	pods, ready    int
-	images         map[string]bool
 }
 
 func writePods(b *strings.Builder, s Snapshot, p progress.Progress) {
@@ -168,14 +148,14 @@ func writePods(b *strings.Builder, s Snapshot, p progress.Progress) {
 		selector = metav1.FormatLabelSelector(ws.PodSelector)
 	}
 	fmt.Fprintf(b, "\nPods (selector %s, revision label %s):\n", selector, ws.RevisionLabel)
-	groups, terminating := groupPods(s.Pods, ws.RevisionLabel, p)
+	groups, terminating := p.GroupPods(s.Pods, ws.RevisionLabel)
 	if len(groups) == 0 {
 		fmt.Fprintf(b, "  none\n")
 	} else {
 		tw := tabwriter.NewWriter(b, 0, 8, 2, ' ', 0)
 		fmt.Fprintln(tw, "  REVISION\tROLE\tPODS\tREADY\tIMAGES")
 		for _, g := range groups {
-			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\n", orNone(g.revision), g.role, g.pods, g.ready, strings.Join(sortedKeys(g.images), ","))
+			fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\n", orNone(g.Revision), g.Role, g.Pods, g.Ready, strings.Join(g.Images, ","))
 		}
 		_ = tw.Flush()
 	}
@@ -184,79 +164,25 @@ func writePods(b *strings.Builder, s Snapshot, p progress.Progress) {
 	}
 }
 
-// groupPods groups the live pods by the value of label: the stable
-// revision first, then the new one, then any other.
-func groupPods(pods []corev1.Pod, label string, p progress.Progress) (groups []*podGroup, terminating int) {
-	byRev := map[string]*podGroup{}
-	for i := range pods {
-		pod := &pods[i]
-		if pod.DeletionTimestamp != nil {
-			terminating++
-			continue
-		}
-		rev := pod.Labels[label]
-		g := byRev[rev]
-		if g == nil {
-			g = &podGroup{revision: rev, role: roleOf(rev, p), images: map[string]bool{}}
-			byRev[rev] = g
-			groups = append(groups, g)
-		}
-		g.pods++
-		if podReady(pod) {
-			g.ready++
-		}
-		for _, c := range pod.Spec.Containers {
-			g.images[c.Name+"="+c.Image] = true
-		}
-	}
-	rank := map[string]int{"stable": 0, "current": 0, "new": 1, "other": 2}
-	sort.SliceStable(groups, func(i, j int) bool {
-		if rank[groups[i].role] != rank[groups[j].role] {
-			return rank[groups[i].role] < rank[groups[j].role]
-		}
-		return groups[i].revision < groups[j].revision
-	})
-	return groups, terminating
-}
-
-// roleOf says what the pods of revision label value rev are to the
-// release: stable, new, current (both: a finished release), or other.
-func roleOf(rev string, p progress.Progress) string {
-	return p.RoleOf(func(v string) bool { return rev != "" && rev == v })
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // writeApproval says what the release waits for, and the command that gives
 // it.
 func writeApproval(b *strings.Builder, ro *rolloutsv1beta1.Rollout, p progress.Progress) {
-	if !progress.InRelease(ro) {
+	if a, ok := progress.AbortOf(ro); ok {
+		fmt.Fprintf(b, "\nAborted:\n  The release of revision %s is held on revision %s; approvals are refused.\n", a.Revision, a.StableRevision)
+		for _, l := range a.Advice(ro) {
+			fmt.Fprintf(b, "  %s\n", l)
+		}
 		return
 	}
-	idx, n := p.Common.CurrentStepIndex, progress.Steps(ro)
-	switch {
-	case ro.Spec.Strategy.Paused:
+	w := progress.WaitOf(ro)
+	idx, n := w.Step, w.Steps
+	switch w.Kind {
+	case progress.WaitNothing:
+	case progress.WaitFrozen:
 		fmt.Fprintf(b, "\nPaused:\n  The release is frozen by spec.strategy.paused. Resume it with:\n    %s\n", progress.Command(ro, "resume"))
-	case p.Common.CurrentStepState != rolloutsv1beta1.CanaryStepStatePaused || idx < 1 || idx > n:
-	case ro.Spec.Strategy.Steps()[idx-1].Pause.Duration != nil:
-		fmt.Fprintf(b, "\nPause:\n  Step %d/%d pauses for %ds and then goes on by itself.\n", idx, n, *ro.Spec.Strategy.Steps()[idx-1].Pause.Duration)
-	default:
+	case progress.WaitPause:
+		fmt.Fprintf(b, "\nPause:\n  Step %d/%d pauses for %ds and then goes on by itself.\n", idx, n, w.Seconds)
+	case progress.WaitApproval:
 		fmt.Fprintf(b, "\nApproval needed:\n  Step %d/%d of revision %s waits for approval. Approve it with:\n    %s\n",
 			idx, n, p.Revision, progress.Command(ro, "approve"))
 		if idx < n {
@@ -281,7 +207,14 @@ func writeApprovals(b *strings.Builder, ro *rolloutsv1beta1.Rollout, p progress.
 		if r.At != nil {
 			at = Age(*r.At, now) + " ago"
 		}
-		lines = append(lines, fmt.Sprintf("  step %d by %s via %s, %s\n", r.Step, orNone(r.By), orNone(r.Via), at))
+		what := fmt.Sprintf("step %d", r.Step)
+		switch r.Action {
+		case approval.ActionAbort:
+			what = fmt.Sprintf("aborted at step %d", r.Step)
+		case approval.ActionRetry:
+			what = "retried from step 1"
+		}
+		lines = append(lines, fmt.Sprintf("  %s by %s via %s, %s\n", what, orNone(r.By), orNone(r.Via), at))
 	}
 	if len(lines) == 0 {
 		return

@@ -34,7 +34,7 @@ func RowOf(ro *rolloutsv1beta1.Rollout, ws *workload.Status, now time.Time) Row 
 		Namespace: ro.Namespace,
 		Name:      ro.Name,
 		Phase:     orNone(string(ro.Status.Phase)),
-		Step:      none,
+		Step:      orNone(progress.AtStep(ro)),
 		State:     none,
 		Workload:  ro.Spec.WorkloadRef.Kind + "/" + ro.Spec.WorkloadRef.Name,
 		Revision:  none,
@@ -44,9 +44,6 @@ func RowOf(ro *rolloutsv1beta1.Rollout, ws *workload.Status, now time.Time) Row 
 	}
 	p, ok := progress.Of(ro)
 	if ok {
-		if p.Common.CurrentStepIndex > 0 {
-			r.Step = fmt.Sprintf("%d/%d", p.Common.CurrentStepIndex, progress.Steps(ro))
-		}
 		r.State = orNone(string(p.Common.CurrentStepState))
 		r.Revision = orNone(p.Revision)
 	}

@@ -169,8 +169,8 @@ func TestStatus_pausedStep_marksItAndGivesTheApproveCommand(t *testing.T) {
 		Events: []eventsv1.Event{event("StepPaused", "Step 2/3 paused, waiting for approval", time.Minute), event("Progressing", "Release started", time.Hour)},
 		Now:    now,
 	}
-	raw, _ := approval.Append("", approval.Approval{Revision: "new", Step: 1, By: "jane", Via: "annotation", At: ptr(now.Add(-2 * time.Minute))})
-	raw, _ = approval.Append(raw, approval.Approval{Revision: "older", Step: 1, By: "joe", Via: "status", At: ptr(now.Add(-48 * time.Hour))})
+	raw, _ := approval.Append("", approval.Approval{Revision: "new", Step: 1, By: "jane", Via: "annotation", At: ptr(now.Add(-2 * time.Minute))}, time.Time{})
+	raw, _ = approval.Append(raw, approval.Approval{Revision: "older", Step: 1, By: "joe", Via: "status", At: ptr(now.Add(-48 * time.Hour))}, time.Time{})
 	snap.Rollout.Annotations = map[string]string{rolloutsv1beta1.ApprovalsAnnotation: raw}
 	var b bytes.Buffer
 	if err := Status(&b, snap); err != nil {
@@ -332,7 +332,7 @@ func squeeze(s string) string {
 
 func TestHistoryOf_newestLast(t *testing.T) {
 	ro := releasing(2, rolloutsv1beta1.CanaryStepStatePaused)
-	raw, _ := approval.Append("", approval.Approval{Revision: "new", Step: 1, By: "sluice-admin", Via: "annotation", At: ptr(now.Add(-5 * time.Minute))})
+	raw, _ := approval.Append("", approval.Approval{Revision: "new", Step: 1, By: "sluice-admin", Via: "annotation", At: ptr(now.Add(-5 * time.Minute))}, time.Time{})
 	ro.Annotations = map[string]string{rolloutsv1beta1.ApprovalsAnnotation: raw}
 	v1, v2 := corev1.PodTemplateSpec{}, corev1.PodTemplateSpec{}
 	v1.Spec.Containers = []corev1.Container{{Name: "app", Image: "web:v1"}}
@@ -362,27 +362,5 @@ TIME                  KIND      WHAT
 `
 	if got := b.String(); got != want[1:] {
 		t.Fatalf("history =\n%s\nwant\n%s", got, want[1:])
-	}
-}
-
-func TestPause(t *testing.T) {
-	tests := []struct {
-		name              string
-		pause             rolloutsv1beta1.RolloutPause
-		last, releasesAll bool
-		want              string
-	}{
-		{name: "approval", want: "until approved"},
-		{name: "timed", pause: rolloutsv1beta1.RolloutPause{Duration: ptr[int32](30)}, want: "30s"},
-		{name: "none", pause: rolloutsv1beta1.RolloutPause{Duration: ptr[int32](0)}, want: "none"},
-		{name: "last step releasing all", last: true, releasesAll: true, want: "none (last step)"},
-		{name: "last step releasing part", last: true, want: "until approved"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Pause(tt.pause, tt.last, tt.releasesAll); got != tt.want {
-				t.Fatalf("Pause = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }

@@ -1,0 +1,161 @@
+package gitops
+
+import (
+	"context"
+	"sync"
+
+	"github.com/sluice-dev/sluice/gitops/git"
+	"github.com/sluice-dev/sluice/gitops/scm"
+)
+
+// forOneReconcile returns c with its Git reader and SCM client wrapped so
+// that, within one reconcile, each question is asked once: the bound
+// Rollouts of one commit (a monorepo's pull request that changes many apps)
+// share the walk of the commits since it, the revert checks, the pull
+// request lookup and the labels, instead of each Rollout asking Git and
+// GitHub again. Errors are remembered too, so that a rate limit is met once.
+// A new reconcile starts afresh: labels and branches move.
+//
+// The pull request of a merge commit is remembered longer, as long as the
+// gate's clients live: the pull request that created a commit by merging
+// never changes.
+// One gate is never reconciled twice at once, so c.merged is set without a
+// lock.
+func forOneReconcile(c *clients) *clients {
+	if c.merged == nil {
+		c.merged = &mergedPRs{}
+	}
+	out := *c
+	out.git = &memoGit{Reader: c.git, since: map[string]memoized[[]git.Arrival]{}, reverts: map[[2]string]memoized[git.RevertMatch]{}}
+	if c.scm != nil { // nil: the gate works from Git alone
+		out.scm = &memoSCM{
+			Client: c.scm, merged: c.merged,
+			prs: map[string]memoized[[]scm.PullRequest]{}, labels: map[int]memoized[[]scm.AppliedLabel]{}, perms: map[string]memoized[scm.Permission]{},
+		}
+	}
+	return &out
+}
+
+// maxMergedPRs bounds how many merge commits' pull requests a gate
+// remembers.
+const maxMergedPRs = 1024
+
+// mergedPRs remembers, by commit, the pull requests of commits that one of
+// them created by merging; the oldest are forgotten first.
+type mergedPRs struct {
+	mu    sync.Mutex
+	bySHA map[string][]scm.PullRequest
+	order []string
+}
+
+func (m *mergedPRs) get(sha string) ([]scm.PullRequest, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prs, ok := m.bySHA[sha]
+	return prs, ok
+}
+
+// put remembers prs for sha when one of them merged into sha.
+func (m *mergedPRs) put(sha string, prs []scm.PullRequest) {
+	merged := false
+	for _, pr := range prs {
+		merged = merged || (pr.Merged && pr.MergeCommitSHA == sha)
+	}
+	if !merged {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bySHA == nil {
+		m.bySHA = map[string][]scm.PullRequest{}
+	}
+	if _, ok := m.bySHA[sha]; ok {
+		return
+	}
+	if len(m.order) >= maxMergedPRs {
+		delete(m.bySHA, m.order[0])
+		m.order = m.order[1:]
+	}
+	m.bySHA[sha] = prs
+	m.order = append(m.order, sha)
+}
+
+// memoized is one remembered answer.
+type memoized[T any] struct {
+	v   T
+	err error
+}
+
+// remember returns the answer for k in m, asking once.
+func remember[K comparable, T any](mu *sync.Mutex, m map[K]memoized[T], k K, ask func() (T, error)) (T, error) {
+	mu.Lock()
+	if a, ok := m[k]; ok {
+		mu.Unlock()
+		return a.v, a.err
+	}
+	mu.Unlock()
+	v, err := ask()
+	mu.Lock()
+	defer mu.Unlock()
+	m[k] = memoized[T]{v: v, err: err}
+	return v, err
+}
+
+// memoGit remembers CommitsSince and Reverts for one reconcile.
+type memoGit struct {
+	git.Reader
+	mu      sync.Mutex
+	since   map[string]memoized[[]git.Arrival]
+	reverts map[[2]string]memoized[git.RevertMatch]
+}
+
+var _ git.Reader = (*memoGit)(nil)
+
+// CommitsSince implements git.Reader.
+func (m *memoGit) CommitsSince(ctx context.Context, sha string) ([]git.Arrival, error) {
+	return remember(&m.mu, m.since, sha, func() ([]git.Arrival, error) { return m.Reader.CommitsSince(ctx, sha) })
+}
+
+// Reverts implements git.Reader.
+func (m *memoGit) Reverts(ctx context.Context, revert, target string) (git.RevertMatch, error) {
+	return remember(&m.mu, m.reverts, [2]string{revert, target}, func() (git.RevertMatch, error) {
+		return m.Reader.Reverts(ctx, revert, target)
+	})
+}
+
+// memoSCM remembers the pull requests of a commit, the labels of a pull
+// request and permissions for one reconcile.
+type memoSCM struct {
+	scm.Client
+	merged *mergedPRs
+	mu     sync.Mutex
+	prs    map[string]memoized[[]scm.PullRequest]
+	labels map[int]memoized[[]scm.AppliedLabel]
+	perms  map[string]memoized[scm.Permission]
+}
+
+var _ scm.Client = (*memoSCM)(nil)
+
+// PullRequestsForCommit implements scm.PullRequestReader.
+func (m *memoSCM) PullRequestsForCommit(ctx context.Context, sha string) ([]scm.PullRequest, error) {
+	if prs, ok := m.merged.get(sha); ok {
+		return prs, nil
+	}
+	return remember(&m.mu, m.prs, sha, func() ([]scm.PullRequest, error) {
+		prs, err := m.Client.PullRequestsForCommit(ctx, sha)
+		if err == nil {
+			m.merged.put(sha, prs)
+		}
+		return prs, err
+	})
+}
+
+// Labels implements scm.PullRequestReader.
+func (m *memoSCM) Labels(ctx context.Context, number int) ([]scm.AppliedLabel, error) {
+	return remember(&m.mu, m.labels, number, func() ([]scm.AppliedLabel, error) { return m.Client.Labels(ctx, number) })
+}
+
+// Permission implements scm.PermissionReader.
+func (m *memoSCM) Permission(ctx context.Context, user string) (scm.Permission, error) {
+	return remember(&m.mu, m.perms, user, func() (scm.Permission, error) { return m.Client.Permission(ctx, user) })
+}

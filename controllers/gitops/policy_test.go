@@ -1,0 +1,70 @@
+package gitops
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/sluice-dev/sluice/gitops/scm"
+)
+
+func TestPolicy_namesOnlyItsLabels(t *testing.T) {
+	p := Policy{ApproveLabel: "ok", PromoteFullLabel: "ship", RollbackLabel: "back", RetryLabel: "again"}
+	for _, tt := range []struct {
+		label string
+		want  bool
+	}{{"ok", true}, {"OK", true}, {"ship", true}, {"back", true}, {"again", true}, {"bug", false}, {"", false}} {
+		if got := p.Names(tt.label); got != tt.want {
+			t.Errorf("Names(%q) = %v, want %v", tt.label, got, tt.want)
+		}
+	}
+}
+
+func TestPolicy_teamsToAsk(t *testing.T) {
+	teams := Policy{MinPermission: scm.PermissionWrite, AllowedUsers: []string{"lead"}, AllowedTeams: []string{"acme/sre", "not-a-team", "acme/dev"}}
+	for _, tt := range []struct {
+		name   string
+		policy Policy
+		user   string
+		perm   scm.Permission
+		want   []string
+	}{
+		{"no team allowed: nothing to ask", Policy{MinPermission: scm.PermissionWrite}, "ann", scm.PermissionAdmin, nil},
+		{"an allowed user: nothing to ask", teams, "LEAD", scm.PermissionWrite, nil},
+		{"below the minimum: refused anyway", teams, "ann", scm.PermissionRead, nil},
+		{"every well-formed team, in order", teams, "ann", scm.PermissionWrite, []string{"acme/sre", "acme/dev"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.policy.TeamsToAsk(tt.user, tt.perm); !slices.Equal(got, tt.want) {
+				t.Errorf("TeamsToAsk(%q, %s) = %v, want %v", tt.user, tt.perm, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicy_refuseActor(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		policy Policy
+		label  Label
+		want   string
+	}{
+		{"enough permission, no list", Policy{MinPermission: scm.PermissionWrite}, Label{Permission: scm.PermissionWrite}, ""},
+		{"too little permission", Policy{MinPermission: scm.PermissionMaintain}, Label{Permission: scm.PermissionWrite}, ReasonInsufficientPermission},
+		{"not an allowed user", Policy{MinPermission: scm.PermissionWrite, AllowedUsers: []string{"lead"}}, Label{Permission: scm.PermissionAdmin}, ReasonNotAllowed},
+		{"an allowed user", Policy{MinPermission: scm.PermissionWrite, AllowedUsers: []string{"lead"}, AllowedTeams: []string{"acme/sre"}}, actor("Lead", nil), ""},
+		{"a member of an allowed team", Policy{MinPermission: scm.PermissionWrite, AllowedTeams: []string{"acme/sre"}}, actor("ann", []string{"acme/sre"}), ""},
+		{"in no allowed team", Policy{MinPermission: scm.PermissionWrite, AllowedTeams: []string{"acme/sre"}}, actor("ann", nil), ReasonNotAllowed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, msg := tt.policy.refuseActor(tt.label, "label"); got != tt.want {
+				t.Errorf("refuseActor = %q (%s), want %q", got, msg, tt.want)
+			}
+		})
+	}
+}
+
+func actor(by string, teams []string) Label {
+	l := Label{Permission: scm.PermissionWrite, Teams: teams}
+	l.AddedBy = by
+	return l
+}
