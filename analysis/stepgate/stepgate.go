@@ -208,10 +208,22 @@ func Since(ro *rolloutsv1beta1.Rollout) time.Time {
 	return *r.At
 }
 
-// Stale reports whether run started before since: a run's start is kept
-// to the second, so a run of the same second as since counts as after it.
+// Stale reports whether run belongs to the release before the retry at
+// since. A run's start is kept to the second, so a run of since's own
+// second cannot be told from one of the aborted release and counts as
+// stale; the analysis starts the first run of a retried release in a later
+// second (RunsFrom).
 func Stale(run *analysisv1alpha1.AnalysisRun, since time.Time) bool {
-	return !since.IsZero() && run.StartedAt.Time.Before(since.Truncate(time.Second))
+	return !since.IsZero() && !run.StartedAt.Time.After(since.Truncate(time.Second))
+}
+
+// RunsFrom is the earliest time a run of the release retried at since may
+// start and not be Stale: the second after since's. Zero when not retried.
+func RunsFrom(since time.Time) time.Time {
+	if since.IsZero() {
+		return time.Time{}
+	}
+	return since.Truncate(time.Second).Add(time.Second)
 }
 
 // binds reports whether g has a say on ro.

@@ -171,10 +171,15 @@ func TestFor_runsBeforeARetryOrStoppedSayNothing(t *testing.T) {
 	if d.Abort || !d.Hold {
 		t.Fatalf("For() = %+v; want the old failed run ignored: hold, no abort", d)
 	}
+	sameSecond := run(2, av1.VerdictFailed, 1, 0, "boom")
+	sameSecond.StartedAt = metav1.NewTime(time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC)) // the retry's second
+	if d := For([]av1.MetricGate{gate("errors", sameSecond)}, ro); d.Abort || !d.Hold {
+		t.Fatalf("For() = %+v; want a run of the retry's own second ignored: it may be the aborted release's", d)
+	}
 	fresh := run(2, av1.VerdictPassed, 5, 5, "ok")
-	fresh.StartedAt = metav1.NewTime(time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC)) // the retry's second
+	fresh.StartedAt = metav1.NewTime(time.Date(2026, 12, 1, 12, 5, 1, 0, time.UTC)) // the second after
 	if d := For([]av1.MetricGate{gate("errors", fresh)}, ro); !d.ApprovalWaived {
-		t.Fatalf("For() = %+v; want the run of the retry's second counted", d)
+		t.Fatalf("For() = %+v; want the run of the second after the retry counted", d)
 	}
 	stopped := run(2, av1.VerdictRunning, 1, 1, "stopped")
 	stopped.FinishedAt = &started

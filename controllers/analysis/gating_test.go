@@ -1,14 +1,18 @@
 package analysis_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	analysisv1alpha1 "github.com/sluice-dev/sluice/api/analysis/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/canary"
 	"github.com/sluice-dev/sluice/test/poll"
 	"github.com/sluice-dev/sluice/test/release"
@@ -99,4 +103,41 @@ func TestStepGate_failedReportOnly_reportsAndWaits(t *testing.T) {
 		!strings.Contains(ro.Status.Message, "waiting for approval (errors: analysis failed: error-rate 0.3") {
 		t.Fatalf("phase %s step %d aborted %+v message %q: want step 1 waiting for approval", ro.Status.Phase, ro.Status.CurrentStepIndex, ro.Status.Aborted, ro.Status.Message)
 	}
+}
+
+// Given a release aborted by its gate (30% errors) and held on stable,
+// when the errors go away and the release is retried as kubectl sluice
+// retry asks for it,
+// then the retried release is analysed anew (the failed run of the
+// aborted one decides nothing), the new run passes and the release
+// completes.
+func TestStepGate_retryAfterAnalysisAbort_measuresAgainAndCompletes(t *testing.T) {
+	srv := newStatsServer(t, 0.3)
+	ns, _ := releasedApp(t, "gated-retry")
+	createGate(t, gate(ns, "errors", "gated-retry", webMetric("error-rate", srv.URL, 2)))
+
+	ro := release.Wait(t, suite.c, ns, "gated-retry", "aborted and held on stable", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseAborted && r.Status.Aborted != nil && r.Status.Aborted.Held
+	})
+	failed := len(srv.seen())
+	srv.setRate(0.01)
+	now := time.Now()
+	patch, err := json.Marshal(abort.Patch(rolloutsv1beta1.RetryAnnotation,
+		abort.Request{Revision: ro.Status.Aborted.Revision, Via: "kubectl-sluice", At: &now}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.c.Patch(poll.Context(t), ro, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatalf("writing the retry: %v", err)
+	}
+	eventOf(t, ns, "Rollout", "gated-retry", "Retried", "releasing it again from step 1")
+
+	ro = release.Wait(t, suite.c, ns, "gated-retry", "the retried release completed", func(r *rolloutsv1beta1.Rollout) bool {
+		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CanaryStatus != nil &&
+			r.Status.CanaryStatus.StableRevision == r.Status.CanaryStatus.CanaryRevision
+	})
+	if len(srv.seen()) < failed+2 {
+		t.Fatalf("%d measurements after the retry, want the retried step measured again (2)", len(srv.seen())-failed)
+	}
+	eventOf(t, ns, "Rollout", "gated-retry", "Retried", "releasing it again from step 1")
 }

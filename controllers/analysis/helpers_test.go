@@ -131,3 +131,10 @@ func eventOf(t *testing.T, ns, kind, name, reason, text string) {
 		return false, strings.Join(seen, " | ")
 	})
 }
+
+// setRate changes the error rate served from now on.
+func (s *statsServer) setRate(rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rate = rate
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluice-dev/sluice/analysis/provider"
 	"github.com/sluice-dev/sluice/analysis/providers"
+	"github.com/sluice-dev/sluice/analysis/stepgate"
 	"github.com/sluice-dev/sluice/analysis/vars"
 	"github.com/sluice-dev/sluice/analysis/verdict"
 	analysisv1alpha1 "github.com/sluice-dev/sluice/api/analysis/v1alpha1"
@@ -58,6 +59,12 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 	}
 	step, ok := wantedRun(spec, rel)
 	if !ok {
+		return e
+	}
+	if from := stepgate.RunsFrom(rel.Since); now.Time.Before(from) && !liveRun(&e, step) {
+		// A run started now could not be told from a run of the aborted
+		// release (stepgate.Stale): start it in the next second.
+		s.wakeIn(from.Sub(now.Time))
 		return e
 	}
 	if startRun(&e, step, now) {

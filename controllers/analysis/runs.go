@@ -95,14 +95,21 @@ func wantedRun(spec *analysisv1alpha1.MetricGateSpec, rel release) (int32, bool)
 	return rel.Step, spec.RunsAt(rel.Step) && settled(rel.State)
 }
 
+// liveRun reports whether e has a run of step that startRun keeps: one
+// still running, or one that reached its verdict.
+func liveRun(e *analysisv1alpha1.RolloutAnalysis, step int32) bool {
+	r := e.RunOf(step)
+	return r != nil && (r.FinishedAt == nil || r.Verdict.Done())
+}
+
 // startRun makes sure e has a live run of step: a new one, or a fresh one
 // in place of a run that was stopped before its verdict (the release came
 // back to the step). It returns whether it started one.
 func startRun(e *analysisv1alpha1.RolloutAnalysis, step int32, now metav1.Time) bool {
+	if liveRun(e, step) {
+		return false
+	}
 	if r := e.RunOf(step); r != nil {
-		if r.FinishedAt == nil || r.Verdict.Done() {
-			return false
-		}
 		*r = analysisv1alpha1.AnalysisRun{Step: step, Verdict: analysisv1alpha1.VerdictRunning, StartedAt: now}
 		return true
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"github.com/sluice-dev/sluice/analysis/stepgate"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,28 @@ func TestEntryFor_retriedReleaseDropsTheRunsBeforeTheRetry(t *testing.T) {
 	}
 	if e2 := entryFor(&e, "a", rel); len(e2.Runs) != 1 {
 		t.Fatalf("runs %+v, want the run after the retry kept", e2.Runs)
+	}
+}
+
+// A run started in the very second of the retry cannot be told from a run
+// of the aborted release (run times are kept to the second): it is dropped,
+// and the first run of the retried release waits for the next second.
+func TestRetry_runOfTheRetrysSecond(t *testing.T) {
+	since := time.Date(2026, 12, 1, 12, 5, 0, 500_000_000, time.UTC)
+	sameSecond := analysisv1alpha1.AnalysisRun{Step: 1, Verdict: analysisv1alpha1.VerdictFailed,
+		StartedAt: metav1.NewTime(time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC))}
+	if !stepgate.Stale(&sameSecond, since) {
+		t.Fatal("a failed run of the retry's second counts for the retried release")
+	}
+	next := sameSecond
+	next.StartedAt = metav1.NewTime(time.Date(2026, 12, 1, 12, 5, 1, 0, time.UTC))
+	if stepgate.Stale(&next, since) {
+		t.Fatal("a run of the second after the retry is stale")
+	}
+	if got, want := stepgate.RunsFrom(since), next.StartedAt.Time; !got.Equal(want) {
+		t.Fatalf("RunsFrom %v, want %v", got, want)
+	}
+	if !stepgate.RunsFrom(time.Time{}).IsZero() {
+		t.Fatal("RunsFrom of no retry is not zero")
 	}
 }
