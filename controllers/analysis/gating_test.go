@@ -139,5 +139,4 @@ func TestStepGate_retryAfterAnalysisAbort_measuresAgainAndCompletes(t *testing.T
 	if len(srv.seen()) < failed+2 {
 		t.Fatalf("%d measurements after the retry, want the retried step measured again (2)", len(srv.seen())-failed)
 	}
-	eventOf(t, ns, "Rollout", "gated-retry", "Retried", "releasing it again from step 1")
 }
