@@ -214,7 +214,7 @@ func Since(ro *rolloutsv1beta1.Rollout) time.Time {
 // stale; the analysis starts the first run of a retried release in a later
 // second (RunsFrom).
 func Stale(run *analysisv1alpha1.AnalysisRun, since time.Time) bool {
-	return !since.IsZero() && !run.StartedAt.Time.After(since.Truncate(time.Second))
+	return !since.IsZero() && !run.StartedAt.After(since.Truncate(time.Second))
 }
 
 // RunsFrom is the earliest time a run of the release retried at since may

@@ -132,7 +132,7 @@ func TestStepGate_retryAfterAnalysisAbort_measuresAgainAndCompletes(t *testing.T
 	}
 	eventOf(t, ns, "Rollout", "gated-retry", "Retried", "releasing it again from step 1")
 
-	ro = release.Wait(t, suite.c, ns, "gated-retry", "the retried release completed", func(r *rolloutsv1beta1.Rollout) bool {
+	release.Wait(t, suite.c, ns, "gated-retry", "the retried release completed", func(r *rolloutsv1beta1.Rollout) bool {
 		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CanaryStatus != nil &&
 			r.Status.CanaryStatus.StableRevision == r.Status.CanaryStatus.CanaryRevision
 	})
