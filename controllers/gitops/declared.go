@@ -22,14 +22,16 @@ const ViaGit = "git"
 const ReasonUnknownCommit = "UnknownCommit"
 
 // DeclaredApproval is the Rollout's sluice.dev/approve annotation when it
-// names a commit ("step=2,revision=<sha>"), as the GitOps tool applied it
-// from Git, with the commit of the branch that set it.
+// names a commit ("step=2,revision=<sha>"), or when the GitOps tool applied
+// it from Git whatever revision it names (approval.Applied), with the
+// commit of the branch that set it.
 type DeclaredApproval struct {
 	// Value is the annotation's value.
 	Value string
 	// Step approved up to (approval.AllSteps: every step).
 	Step int32
-	// Revision is the commit SHA (7+ hex digits) it names.
+	// Revision is the commit SHA (7+ hex digits) or the canary revision it
+	// names; "" when it names none.
 	Revision string
 	// Commit is the commit that set the value ("" when not found, with
 	// NotFound saying why).
@@ -43,15 +45,24 @@ type DeclaredApproval struct {
 	Signer TrailerCommit
 }
 
-// declared reads the Rollout's approve annotation when it names a commit:
-// not the JSON form sluice writes, not the revision being released.
+// declared reads the Rollout's approve annotation when it is the gate's
+// to apply: not the JSON form sluice writes; a value naming a commit
+// (not the revision being released); or any value the GitOps tool applied
+// from Git, which the Rollout controller leaves to the gate on a bound
+// Rollout, so that it is recorded as the commit that set it, never as the
+// GitOps tool. A value written by hand naming the canary revision is the
+// Rollout controller's.
 func declared(ro *rolloutsv1beta1.Rollout, canary string) *DeclaredApproval {
 	v, ok := ro.Annotations[rolloutsv1beta1.ApproveAnnotation]
 	if !ok || strings.HasPrefix(strings.TrimSpace(v), "{") {
 		return nil
 	}
 	a, err := approval.Parse(v)
-	if err != nil || !approval.CommitRevision(a.Revision) || strings.EqualFold(a.Revision, canary) {
+	if err != nil {
+		return nil
+	}
+	names := approval.CommitRevision(a.Revision) && !strings.EqualFold(a.Revision, canary)
+	if !names && !approval.Applied(ro, rolloutsv1beta1.ApproveAnnotation) {
 		return nil
 	}
 	return &DeclaredApproval{Value: strings.TrimSpace(v), Step: a.Step, Revision: strings.ToLower(a.Revision)}
@@ -123,6 +134,9 @@ func (o Observation) fromDeclared() (*Intent, []Rejection) {
 		what += fmt.Sprintf(" set in commit %s by %s", short(d.Commit), d.Signer.Identity)
 	}
 	switch {
+	case d.Revision == "":
+		return nil, []Rejection{{Reason: ReasonOtherRevision, Message: fmt.Sprintf("%s: names no revision, and a value kept in Git would approve every later release; approve it with revision=%s",
+			what, short(o.Revision))}}
 	case !o.namesRevision(d.Revision):
 		return nil, []Rejection{{Reason: ReasonOtherRevision, Message: fmt.Sprintf("%s: names commit %s, the release is of commit %s (%s); approve it with revision=%s",
 			what, d.Revision, short(o.Revision), r.CanaryRevision, short(o.Revision))}}

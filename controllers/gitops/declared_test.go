@@ -26,6 +26,46 @@ func TestDeclared_readsOnlyValuesNamingACommit(t *testing.T) {
 	}
 }
 
+// A value the GitOps tool applied from Git is the gate's, whatever it
+// names: the Rollout controller leaves it to the gate on a bound Rollout.
+func TestDeclared_readsEveryValueAppliedFromGit(t *testing.T) {
+	applied := []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:sluice.dev/approve":{}}}}`)}}}
+	for v, want := range map[string]string{
+		"step=2,revision=abc123":                  "abc123", // the canary revision
+		"step=2":                                  "",
+		"step=2,revision=" + rev[:7]:              rev[:7],
+		`{"revision":"abc123","step":2,"by":"x"}`: "-", // what sluice writes
+	} {
+		ro := &rolloutsv1beta1.Rollout{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{rolloutsv1beta1.ApproveAnnotation: v}, ManagedFields: applied}}
+		d := declared(ro, "abc123")
+		switch {
+		case want == "-" && d != nil:
+			t.Errorf("declared(%q) = %+v, want nil", v, d)
+		case want != "-" && (d == nil || d.Revision != want):
+			t.Errorf("declared(%q) = %+v, want revision %q", v, d, want)
+		}
+	}
+}
+
+func TestDecide_declaredApprovalOfTheCanaryRevisionOrNone(t *testing.T) {
+	// Naming the canary revision, applied from Git: approved as the commit
+	// that set it, via git.
+	o := declaredAt(1, "step=2,revision=abc123", "abc123")
+	o.Rollout.CanaryRevision = "abc123"
+	if d := Decide(o); d.Apply == nil || d.Apply.By != "jane@example.com" || d.Apply.Via != ViaGit || d.Apply.Step != 2 {
+		t.Fatalf("decision = %+v, want step 2 approved by jane via git", d)
+	}
+	// Naming none: it would approve every later release while it stays in
+	// Git, so it approves nothing and says what to write.
+	bare := declaredAt(1, "step=2", "")
+	d := Decide(bare)
+	if d.Apply != nil || len(d.Rejections) != 1 || !strings.Contains(d.Rejections[0].Message, "names no revision") ||
+		!strings.Contains(d.Rejections[0].Message, "revision="+short(rev)) {
+		t.Fatalf("decision = %+v, want a refusal naming the revision to write", d)
+	}
+}
+
 func declaredAt(step int32, value, revision string) Observation {
 	return with(atStep(step), func(o *Observation) {
 		o.Declared = &DeclaredApproval{Value: value, Step: 2, Revision: revision, Commit: tcSHA, PullRequest: 7,

@@ -90,7 +90,9 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 		if err != nil {
 			r.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, "InvalidApproval", "Approve",
 				"Annotation %s ignored: %v", rolloutsv1beta1.ApproveAnnotation, err)
-		} else {
+		} else if applied, err := r.appliedApproval(ctx, ro, a); err != nil {
+			return err
+		} else if !applied {
 			s.obs.Approval = &a
 		}
 	}

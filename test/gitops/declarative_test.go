@@ -82,6 +82,47 @@ func TestGitGate_declarativeApprovalInGit_namesTheCommitBeingReleased(t *testing
 	w.waitStatus(merge, "success", "released: 3/3 steps done")
 }
 
+// Story: a declarative approval in Git that names the pod-template hash.
+// While the release of a merge is paused at step 1, Jane copies the canary
+// revision from the cluster into a follow-up commit,
+// "step=2,revision=<pod-template-hash>". The GitGate binds the Rollout, so
+// the value Flux applies is not taken with Flux's identity (that would get
+// around the gate's allowed committers): steps 1 and 2 are approved as
+// Jane's, the author of the commit that set it, via git, with that commit.
+func TestGitGate_declarativeApprovalOfTheCanaryRevision_isTheCommitAuthors(t *testing.T) {
+	w := newWorld(t, func(g *gitopsv1alpha1.GitGate) {
+		g.Spec.Approval.AllowedCommitters = []string{"jane@example.com"}
+	})
+	_, merge := w.mergePullRequest("Bump checkout to v2", "dev", "dev", map[string]string{manifest: deploymentYAML("v2")})
+	w.waitApplied(merge)
+	paused := w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
+	w.waitGate("the release tied to the merge", func(g *gitopsv1alpha1.GitGate) bool {
+		return len(g.Status.Rollouts) == 1 && g.Status.Rollouts[0].Revision == merge
+	})
+	hash := paused.Status.CanaryStatus.CanaryRevision
+	jane := &object.Signature{Name: "Jane", Email: "jane@example.com"}
+
+	good, err := w.repo.Commit("main", gitserver.Change{Message: "Approve checkout up to step 2", Author: jane,
+		Files: map[string]string{rolloutManifest: w.rolloutYAMLWith("step=2,revision=" + hash)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mirror("main", good)
+	w.waitApplied(good)
+
+	w.waitRollout("Healthy", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	got := w.approvals()
+	if len(got) != 2 {
+		t.Fatalf("approvals = %+v, want steps 1 and 2", got)
+	}
+	for i, a := range got {
+		if a.Step != int32(i+1) || a.By != "jane@example.com" || a.Via != "git" || a.Commit != good {
+			t.Errorf("approval %d = %+v, want step %d by jane@example.com via git in commit %s (not the GitOps tool's)", i, a, i+1, good[:12])
+		}
+	}
+	w.waitEvent("Rollout", "checkout", "ApprovalFromGit", "GitGate shop binds this Rollout")
+}
+
 // rolloutYAMLWith is the Rollout's manifest with its sluice.dev/approve
 // annotation set to approve, as a person writes it in Git.
 func (w *world) rolloutYAMLWith(approve string) string {
