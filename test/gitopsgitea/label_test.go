@@ -8,19 +8,16 @@ import (
 	"testing"
 	"time"
 
-	sdk "code.gitea.io/sdk/gitea"
 	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/approval"
 	giteatest "github.com/sluice-dev/sluice/test/gitea"
-	"github.com/sluice-dev/sluice/test/gitopsworld"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -35,66 +32,8 @@ import (
 // the merge commit's status turns success.
 func TestGitGate_onGitea_labelsApproveAndStatusesLandOnTheMerge(t *testing.T) {
 	ctx := poll.Context(t)
-	ns := "gitea-" + rand.String(6)
-	if err := suite.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	repo, err := suite.gitea.CreateRepo(ctx, suite.alice, suite.org.Name, "shop-"+rand.String(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := collaborators(ctx, repo); err != nil {
-		t.Fatal(err)
-	}
-	if err := repo.EnsureLabels(ctx, suite.alice, "sluice/approve", "sluice/promote-full", "sluice/rollback"); err != nil {
-		t.Fatal(err)
-	}
-	alice, err := repo.Clone(ctx, suite.alice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := alice.CommitAndPush(ctx, "main", giteatest.Change{Message: "Add checkout", Write: map[string]string{
-		"apps/checkout.yaml": gitopsworld.DeploymentYAML("v1"), "apps/rollout.yaml": gitopsworld.RolloutYAML("Deployment"),
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// Flux applies the branch from Gitea; the gate names the repository.
-	if err := suite.flux.CreateGitRepository(ctx, fluxGitRepository(ns, repo)); err != nil {
-		t.Fatal(err)
-	}
-	if err := suite.flux.CreateKustomization(ctx, fluxKustomization(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if err := suite.flux.WaitApplied(ctx, ns, "apps", first); err != nil {
-		t.Fatal(err)
-	}
-	waitRollout(t, ns, "Healthy on v1", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
-	createGate(t, ns, repo)
-
-	// Bob's pull request, merged by Alice.
-	bob, err := repo.Clone(ctx, suite.bob)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bob.CommitAndPush(ctx, "bump", giteatest.Change{Message: "Bump checkout to v2", Write: map[string]string{"apps/checkout.yaml": gitopsworld.DeploymentYAML("v2")}}); err != nil {
-		t.Fatal(err)
-	}
-	pr, err := repo.OpenPullRequest(ctx, suite.bob, "bump", "main", "Bump checkout to v2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := repo.MergePullRequest(ctx, suite.alice, pr.Index, sdk.MergeStyleMerge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	merge := *merged.MergedCommitID
-	if err := suite.flux.WaitApplied(ctx, ns, "apps", merge); err != nil {
-		t.Fatal(err)
-	}
-	paused := waitStep(t, ns, 1)
-	waitStatus(t, ns, repo, merge, "pending", "step 1/3 paused: add label sluice/approve to continue")
+	s := openShop(t, shopOptions{prefix: "gitea", labels: []string{"sluice/approve", "sluice/promote-full", "sluice/rollback"}})
+	ns, repo, pr, merge, paused := s.ns, s.repo, s.pr, s.merge, s.paused
 
 	// Alice's label approves step 1. A label counts only when added after
 	// the pause (both times in whole seconds).
