@@ -30,7 +30,7 @@ func TestDeclared_readsOnlyValuesNamingACommit(t *testing.T) {
 // names: the Rollout controller leaves it to the gate on a bound Rollout.
 func TestDeclared_readsEveryValueAppliedFromGit(t *testing.T) {
 	applied := []metav1.ManagedFieldsEntry{{Manager: "kustomize-controller", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:sluice.dev/approve":{}}}}`)}}}
+		FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:sluice.dev/approve":{}}}}`)}}
 	for v, want := range map[string]string{
 		"step=2,revision=abc123":                  "abc123", // the canary revision
 		"step=2":                                  "",

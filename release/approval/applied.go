@@ -44,7 +44,7 @@ func Applied(obj metav1.Object, key string) bool {
 func appliedServerSide(entries []metav1.ManagedFieldsEntry, key string) bool {
 	applied := false
 	for _, mf := range entries {
-		if mf.Subresource != "" || mf.FieldsV1 == nil || !ownsAnnotation(mf.FieldsV1.Raw, key) {
+		if mf.Subresource != "" || mf.FieldsV1 == nil || !ownsAnnotation(mf.FieldsV1.GetRawBytes(), key) {
 			continue
 		}
 		if mf.Operation != metav1.ManagedFieldsOperationApply {

@@ -8,8 +8,8 @@ import (
 
 func TestApplied(t *testing.T) {
 	const key = "sluice.dev/approve"
-	owns := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{".":{},"f:sluice.dev/approve":{}}}}`)}
-	other := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:annotations":{"f:team":{}}},"f:spec":{}}`)}
+	owns := metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{".":{},"f:sluice.dev/approve":{}}}}`)
+	other := metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:team":{}}},"f:spec":{}}`)
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, f *metav1.FieldsV1) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: f}
 	}

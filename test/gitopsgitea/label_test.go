@@ -72,11 +72,6 @@ func TestGitGate_onGitea_labelsApproveAndStatusesLandOnTheMerge(t *testing.T) {
 	waitStatus(t, ns, repo, merge, "success", "released: 3/3 steps done")
 }
 
-func createGate(t *testing.T, ns string, repo *giteatest.Repo) {
-	t.Helper()
-	createGateWith(t, ns, repo, nil)
-}
-
 // createGateWith creates the gate of repo in ns, changed by mutate, and
 // waits until it is Ready.
 func createGateWith(t *testing.T, ns string, repo *giteatest.Repo, mutate func(*gitopsv1alpha1.GitGate)) {
