@@ -70,15 +70,7 @@ func TestGitGate_declarativeApprovalInGit_namesTheCommitBeingReleased(t *testing
 	// as Jane's via git with her commit; the status stays on the merge.
 	w.waitRollout("Healthy", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
 	w.waitDeployment("v2", 4)
-	got := w.approvals()
-	if len(got) != 2 {
-		t.Fatalf("approvals = %+v, want steps 1 and 2", got)
-	}
-	for i, a := range got {
-		if a.Step != int32(i+1) || a.By != "jane@example.com" || a.Via != "git" || a.Commit != good {
-			t.Errorf("approval %d = %+v, want step %d by jane@example.com via git in commit %s", i, a, i+1, good[:12])
-		}
-	}
+	w.assertApprovedInGit(good)
 	w.waitStatus(merge, "success", "released: 3/3 steps done")
 }
 
@@ -111,16 +103,23 @@ func TestGitGate_declarativeApprovalOfTheCanaryRevision_isTheCommitAuthors(t *te
 	w.waitApplied(good)
 
 	w.waitRollout("Healthy", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	w.assertApprovedInGit(good)
+	w.waitEvent("Rollout", "checkout", "ApprovalFromGit", "GitGate shop binds this Rollout")
+}
+
+// assertApprovedInGit checks that steps 1 and 2 were approved as Jane's
+// via git in commit (not as the GitOps tool that applied the value).
+func (w *world) assertApprovedInGit(commit string) {
+	w.t.Helper()
 	got := w.approvals()
 	if len(got) != 2 {
-		t.Fatalf("approvals = %+v, want steps 1 and 2", got)
+		w.t.Fatalf("approvals = %+v, want steps 1 and 2", got)
 	}
 	for i, a := range got {
-		if a.Step != int32(i+1) || a.By != "jane@example.com" || a.Via != "git" || a.Commit != good {
-			t.Errorf("approval %d = %+v, want step %d by jane@example.com via git in commit %s (not the GitOps tool's)", i, a, i+1, good[:12])
+		if a.Step != int32(i+1) || a.By != "jane@example.com" || a.Via != "git" || a.Commit != commit {
+			w.t.Errorf("approval %d = %+v, want step %d by jane@example.com via git in commit %s", i, a, i+1, commit[:12])
 		}
 	}
-	w.waitEvent("Rollout", "checkout", "ApprovalFromGit", "GitGate shop binds this Rollout")
 }
 
 // rolloutYAMLWith is the Rollout's manifest with its sluice.dev/approve

@@ -74,28 +74,10 @@ func TestHandBack_sluiceOwnsNoFieldOfTheWorkload(t *testing.T) {
 	}
 	gitopsApply(t, ns, "web:v1", held)
 	waitDeploymentAvailable(t, ns, "web", "web:v1")
-	half := intstr.FromString("50%")
-	all := intstr.FromString("100%")
-	ro := &rolloutsv1beta1.Rollout{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-		Spec: rolloutsv1beta1.RolloutSpec{
-			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"},
-			Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: []rolloutsv1beta1.CanaryStep{
-				{Replicas: &half, Pause: rolloutsv1beta1.RolloutPause{Duration: ptr(int32(0))}},
-				{Replicas: &all},
-			}}},
-		},
-	}
-	if err := suite.c.Create(ctx, ro); err != nil {
-		t.Fatal(err)
-	}
-	waitRollout(t, ns, "Healthy", func(ro *rolloutsv1beta1.Rollout) bool { return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	createRollout(t, ns, "Deployment", "web")
 
 	gitopsApply(t, ns, "web:v2", held)
-	waitRollout(t, ns, "completed", func(ro *rolloutsv1beta1.Rollout) bool {
-		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && ro.Status.CanaryStatus != nil &&
-			ro.Status.CanaryStatus.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
-	})
+	waitCompleted(t, ns)
 	waitDeploymentAvailable(t, ns, "web", "web:v2")
 	d := &appsv1.Deployment{}
 	eventually(t, "the Deployment handed back", func() (bool, string) {
@@ -133,6 +115,39 @@ func TestHandBack_sluiceOwnsNoFieldOfTheWorkload(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// createRollout creates the Rollout "web" of the workload kind/name in ns,
+// of two steps (50% without a pause, then 100%), and waits until it is
+// Healthy.
+func createRollout(t *testing.T, ns, kind, name string) {
+	t.Helper()
+	half := intstr.FromString("50%")
+	all := intstr.FromString("100%")
+	ro := &rolloutsv1beta1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec: rolloutsv1beta1.RolloutSpec{
+			WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: kind, Name: name},
+			Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: []rolloutsv1beta1.CanaryStep{
+				{Replicas: &half, Pause: rolloutsv1beta1.RolloutPause{Duration: ptr(int32(0))}},
+				{Replicas: &all},
+			}}},
+		},
+	}
+	if err := suite.c.Create(ctxFor(t), ro); err != nil {
+		t.Fatal(err)
+	}
+	waitRollout(t, ns, "Healthy", func(ro *rolloutsv1beta1.Rollout) bool { return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+}
+
+// waitCompleted waits until the release of the Rollout "web" in ns has
+// completed.
+func waitCompleted(t *testing.T, ns string) {
+	t.Helper()
+	waitRollout(t, ns, "completed", func(ro *rolloutsv1beta1.Rollout) bool {
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && ro.Status.CanaryStatus != nil &&
+			ro.Status.CanaryStatus.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
+	})
+}
 
 func waitRollout(t *testing.T, ns, what string, cond func(*rolloutsv1beta1.Rollout) bool) *rolloutsv1beta1.Rollout {
 	t.Helper()
@@ -224,28 +239,10 @@ func TestHandBack_partitionAndDaemonSetKinds_sluiceOwnsNoFieldOfTheWorkload(t *t
 				}
 				return tc.ready(u), fmt.Sprint(u.Object["status"])
 			})
-			half := intstr.FromString("50%")
-			all := intstr.FromString("100%")
-			ro := &rolloutsv1beta1.Rollout{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
-				Spec: rolloutsv1beta1.RolloutSpec{
-					WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: tc.kind, Name: "db"},
-					Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: []rolloutsv1beta1.CanaryStep{
-						{Replicas: &half, Pause: rolloutsv1beta1.RolloutPause{Duration: ptr(int32(0))}},
-						{Replicas: &all},
-					}}},
-				},
-			}
-			if err := suite.c.Create(ctx, ro); err != nil {
-				t.Fatal(err)
-			}
-			waitRollout(t, ns, "Healthy", func(ro *rolloutsv1beta1.Rollout) bool { return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+			createRollout(t, ns, tc.kind, "db")
 
 			gitopsApplyWorkload(t, ns, tc.kind, "db:v2", tc.spec)
-			waitRollout(t, ns, "completed", func(ro *rolloutsv1beta1.Rollout) bool {
-				return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && ro.Status.CanaryStatus != nil &&
-					ro.Status.CanaryStatus.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
-			})
+			waitCompleted(t, ns)
 			eventually(t, "no field of the "+tc.kind+" owned by sluice, the held ones the GitOps tool's", func() (bool, string) {
 				if err := read(); err != nil {
 					return false, err.Error()
