@@ -151,12 +151,14 @@ func TestDataPlane_analysis_goodCanaryPassesAndCompletes(t *testing.T) {
 	})
 }
 
-// Given the same data plane and gate, and a Notifier sending to a local
-// webhook,
+// Given the same data plane and gate, a Notifier sending to a local
+// webhook, and a GitGate posting commit statuses on a fake GitHub for the
+// commit the Deployment names,
 // when a bad v2 (30% of its answers 5xx) is released,
 // then its analysis fails at step 1, the release is aborted by the gate
 // naming the metric and its value, every request is back on v1 within
-// seconds, and an Aborted notification arrives saying so.
+// seconds, the commit's status turns failure naming the metric and the
+// value, and an Aborted notification arrives saying so.
 func TestDataPlane_analysis_badCanaryFailsAtStep1AndTrafficGoesBackToStable(t *testing.T) {
 	const bad = "registry.example/web:v2-bad"
 	failureTenths.Store(bad, 3)
@@ -164,6 +166,7 @@ func TestDataPlane_analysis_badCanaryFailsAtStep1AndTrafficGoesBackToStable(t *t
 	hook := newHook(t)
 	ns := release(t, step("1", "20%"), step("100%", "100%"))
 	notifyTo(t, ns, hook.URL)
+	gh, commit := commitGate(t, ns, bad)
 	sendTraffic(t, ns)
 	errorRateGate(t, ns, prom.URL, bad)
 
@@ -185,6 +188,7 @@ func TestDataPlane_analysis_badCanaryFailsAtStep1AndTrafficGoesBackToStable(t *t
 	if back > 30*time.Second {
 		t.Errorf("traffic back on stable %s after the abort, want within seconds", back)
 	}
+	waitCommitStatus(t, gh, ns, commit, "failure", "aborted at step 1: error-rate 0.", ": result < 0.05 is false")
 	n := hook.wait(t, notificationv1alpha1.EventAborted)
 	if n.Rollout != "web" || n.Step != 1 || n.Revision == "" ||
 		!strings.Contains(n.Message, "aborted by MetricGate errors via analysis at step 1/2 (error-rate 0.") {

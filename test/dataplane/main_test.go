@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 		if err := installGatewayAPI(ctx, suite.c); err != nil {
 			return err
 		}
-		if _, err := env.StartManager(ctx, suite.cfg, env.ManagerOptions{Name: "sluice-dataplane", Logger: poll.Logger()}); err != nil {
+		if _, err := env.StartManager(ctx, suite.cfg, env.ManagerOptions{Name: "sluice-dataplane", Logger: poll.Logger(), GitAllowInsecureHTTP: true}); err != nil {
 			return fmt.Errorf("starting sluice: %w", err)
 		}
 		go servePods(ctx, suite.c)
