@@ -27,7 +27,6 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
-	"github.com/sluice-dev/sluice/workload/ownership"
 	"github.com/sluice-dev/sluice/workload/precondition"
 )
 
@@ -86,15 +85,6 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	})
 	if err != nil {
 		return err
-	}
-	if _, ok := ds.Annotations[ownership.Annotation]; !ok {
-		// Who owns the fields sluice is about to change, so that the
-		// hand-back gives them back (sluice's updates take them over).
-		owners, err := ownership.Record(ds.ManagedFields, heldFields...)
-		if err != nil {
-			return err
-		}
-		annotations[ownership.Annotation] = owners.Encode()
 	}
 	spec := map[string]any{}
 	if ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType {
@@ -171,11 +161,7 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 		if err := r.patch(ctx, ds, json.RawMessage(raw)); err != nil {
 			return false, err
 		}
-		return !wait, r.handBack(ctx, ds)
-	}
-	// A hand-back cut short after the restore patch is finished here.
-	if err := r.handBack(ctx, ds); err != nil {
-		return false, err
+		return !wait, nil
 	}
 	// Without a restore patch nothing of the DaemonSet's own was changed;
 	// only sluice's marks may be left.
@@ -193,7 +179,7 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 		if err := r.patch(ctx, ds, patch); err != nil {
 			return false, err
 		}
-		return !wait, r.handBack(ctx, ds)
+		return !wait, nil
 	}
 	if !wait {
 		return true, nil
@@ -246,17 +232,6 @@ func (r *Releaser) observe(ctx context.Context, ds *appsv1.DaemonSet) (*observed
 	}
 	rev := revisionsOf(ds, history.Items)
 	return &observed{ds: ds, rev: rev, t: count(views, rev.update, ds.Status.DesiredNumberScheduled)}, nil
-}
-
-// heldFields are the DaemonSet fields a release changes, as dotted paths.
-var heldFields = []string{
-	"spec.updateStrategy.type", "spec.updateStrategy.rollingUpdate.maxUnavailable", "spec.updateStrategy.rollingUpdate.maxSurge",
-}
-
-// handBack gives ds's held fields back to the field managers that owned
-// them when the release claimed it, and drops sluice's managedFields entry.
-func (r *Releaser) handBack(ctx context.Context, ds *appsv1.DaemonSet) error {
-	return ownership.HandBackFields(ctx, r.client, r.reader, ds, "daemonset "+r.key.String())
 }
 
 // patch sends a merge patch of ds guarded by the resourceVersion read, so

@@ -14,18 +14,12 @@
 package ownership
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
@@ -138,6 +132,15 @@ func HandBack(managedFields []metav1.ManagedFieldsEntry, owners Owners, present 
 	return out, changed, nil
 }
 
+// Patch is a JSON patch that, if the object is still at resourceVersion,
+// replaces its managedFields with entries.
+func Patch(resourceVersion string, entries []metav1.ManagedFieldsEntry) ([]byte, error) {
+	return json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion},
+		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
+	})
+}
+
 func find(entries []metav1.ManagedFieldsEntry, o Owner) int {
 	for i, mf := range entries {
 		if mf.Manager == o.Manager && mf.Operation == o.Operation && mf.APIVersion == o.APIVersion && mf.Subresource == "" && mf.FieldsV1 != nil {
@@ -172,66 +175,4 @@ func add(fields map[string]any, path []string) {
 		}
 		fields = v
 	}
-}
-
-// HandBackPatch is the JSON patch that hands obj's fields back: sluice's
-// managedFields entries go, each field recorded in obj's Annotation goes
-// back to its owners where content (obj's fields as a map) still has it,
-// and the record goes, all guarded by obj's resourceVersion. It is nil
-// when that would change nothing.
-func HandBackPatch(obj metav1.Object, content map[string]any, now time.Time) ([]byte, error) {
-	owners, err := Read(obj.GetAnnotations()[Annotation])
-	if err != nil {
-		return nil, err
-	}
-	present := func(path string) bool {
-		_, found, _ := unstructured.NestedFieldNoCopy(content, strings.Split(path, ".")...)
-		return found
-	}
-	entries, changed, err := HandBack(obj.GetManagedFields(), owners, present, now)
-	if err != nil {
-		return nil, err
-	}
-	_, recorded := obj.GetAnnotations()[Annotation]
-	if !changed && !recorded {
-		return nil, nil
-	}
-	ops := []map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": obj.GetResourceVersion()},
-		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
-	}
-	if recorded {
-		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + strings.ReplaceAll(Annotation, "/", "~1")})
-	}
-	return json.Marshal(ops)
-}
-
-// HandBackFields writes HandBackPatch of obj through c (as sluice's field
-// manager), reading obj again through reader and retrying while it changed
-// in between (a workload's controller writes its status all the time):
-// nobody retries a hand-back once the release's marks are gone. what names
-// obj in errors.
-func HandBackFields(ctx context.Context, c client.Client, reader client.Reader, obj client.Object, what string) error {
-	var err error
-	for range 5 {
-		var content map[string]any
-		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
-			return err
-		}
-		var patch []byte
-		if patch, err = HandBackPatch(obj, content, time.Now()); err != nil || patch == nil {
-			return err
-		}
-		err = c.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(rolloutsv1beta1.FieldManager))
-		if err == nil || (!apierrors.IsConflict(err) && !apierrors.IsInvalid(err)) {
-			break
-		}
-		if rerr := reader.Get(ctx, client.ObjectKeyFromObject(obj), obj); rerr != nil {
-			return fmt.Errorf("reading %s: %w", what, rerr)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("handing the fields of %s back to their managers: %w", what, err)
-	}
-	return nil
 }

@@ -34,7 +34,6 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
-	"github.com/sluice-dev/sluice/workload/ownership"
 	"github.com/sluice-dev/sluice/workload/precondition"
 )
 
@@ -172,9 +171,6 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 			mergeInto(spec, blueGreenSpec(r.p, o.u.Object, planBlueGreen(0, updated)))
 		}
 	}
-	if err := r.recordOwners(o, annotations); err != nil {
-		return err
-	}
 	if len(annotations) == 0 && len(labels) == 0 {
 		return nil
 	}
@@ -243,14 +239,7 @@ func (r *Releaser) Finalize(ctx context.Context, waitDone bool) (bool, error) {
 		if err := json.Unmarshal([]byte(raw), &patch); err != nil {
 			return false, fmt.Errorf("annotation %s of %s: %w", restoreAnnotation, o.name(), err)
 		}
-		if err := r.patch(ctx, o, patch); err != nil {
-			return false, err
-		}
-		return !waitDone, ownership.HandBackFields(ctx, r.client, r.reader, o.u, o.name())
-	}
-	// A hand-back cut short after the restore patch is finished here.
-	if err := ownership.HandBackFields(ctx, r.client, r.reader, o.u, o.name()); err != nil {
-		return false, err
+		return !waitDone, r.patch(ctx, o, patch)
 	}
 	a := o.u.GetAnnotations()
 	if _, ok := a[rolloutsv1beta1.InProgressingAnnotation]; ok {
@@ -264,10 +253,7 @@ func (r *Releaser) Finalize(ctx context.Context, waitDone bool) (bool, error) {
 				patch[k] = v
 			}
 		}
-		if err := r.patch(ctx, o, patch); err != nil {
-			return false, err
-		}
-		return !waitDone, ownership.HandBackFields(ctx, r.client, r.reader, o.u, o.name())
+		return !waitDone, r.patch(ctx, o, patch)
 	}
 	if !waitDone {
 		return true, nil
