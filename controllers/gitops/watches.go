@@ -3,8 +3,6 @@ package gitops
 import (
 	"context"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,8 +17,7 @@ func (r *Reconciler) gatesOfRollout(ctx context.Context, obj client.Object) []ct
 	}
 	var out []ctrl.Request
 	for i := range list.Items {
-		sel, err := metav1.LabelSelectorAsSelector(&list.Items[i].Spec.RolloutSelector)
-		if err == nil && sel.Matches(labels.Set(obj.GetLabels())) {
+		if list.Items[i].Binds(obj.GetLabels()) {
 			out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}

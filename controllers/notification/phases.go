@@ -131,7 +131,7 @@ func earliest(a, b time.Time) time.Time {
 func commitOf(gates []gitopsv1alpha1.GitGate, ro *rolloutsv1beta1.Rollout) string {
 	p, _ := progress.Of(ro)
 	for i := range gates {
-		if !selects(gates[i].Spec.RolloutSelector, ro) {
+		if !gates[i].Binds(ro.Labels) {
 			continue
 		}
 		for _, b := range gates[i].Status.Rollouts {

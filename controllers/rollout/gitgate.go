@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
@@ -19,9 +17,8 @@ import (
 // +kubebuilder:rbac:groups=gitops.sluice.dev,resources=gitgates,verbs=get;list;watch
 
 // gitGate names the GitGate of ro's namespace (as the cache holds them)
-// whose selector picks ro, as the gate binds Rollouts (a suspended gate
-// too); "" when none does or the GitGate CRD is not
-// installed.
+// that binds ro (GitGate.Binds; a suspended gate too); "" when none does
+// or the GitGate CRD is not installed.
 func (r *Reconciler) gitGate(ctx context.Context, ro *rolloutsv1beta1.Rollout) (string, error) {
 	gates := &gitopsv1alpha1.GitGateList{}
 	switch err := r.Client.List(ctx, gates, client.InNamespace(ro.Namespace)); {
@@ -31,8 +28,7 @@ func (r *Reconciler) gitGate(ctx context.Context, ro *rolloutsv1beta1.Rollout) (
 		return "", fmt.Errorf("listing gitgates: %w", err)
 	}
 	for i := range gates.Items {
-		sel, err := metav1.LabelSelectorAsSelector(&gates.Items[i].Spec.RolloutSelector)
-		if err == nil && sel.Matches(labels.Set(ro.Labels)) {
+		if gates.Items[i].Binds(ro.Labels) {
 			return gates.Items[i].Name, nil
 		}
 	}

@@ -3,10 +3,10 @@ package gitea
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/sluice-dev/sluice/test/gitserver"
 )
 
 // Revert does what `git revert -m 1 <sha>` followed by a push does: it
@@ -34,11 +34,7 @@ func (c *Checkout) Revert(ctx context.Context, branch, sha string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("reverting %s: %w", sha, err)
 	}
-	subject, _, _ := strings.Cut(target.Message, "\n")
-	ch.Message = fmt.Sprintf("Revert %q\n\nThis reverts commit %s.\n", subject, sha)
-	if target.NumParents() > 1 {
-		ch.Message = fmt.Sprintf("Revert %q\n\nThis reverts commit %s, reversing\nchanges made to %s.\n", subject, sha, parent.Hash)
-	}
+	ch.Message = gitserver.RevertMessage(target, parent.Hash)
 	return c.CommitAndPush(ctx, branch, ch)
 }
 

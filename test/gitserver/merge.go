@@ -199,7 +199,7 @@ func (r *Repo) Revert(branch, sha string, o RevertOptions) (string, error) {
 	}
 	msg := o.Message
 	if msg == "" {
-		msg = revertMessage(target, parent)
+		msg = RevertMessage(target, parent)
 	}
 	h, err := r.writeCommit(tree, []plumbing.Hash{head.Hash}, msg, o.Author, nil, o.Signer)
 	if err != nil {
@@ -208,8 +208,9 @@ func (r *Repo) Revert(branch, sha string, o RevertOptions) (string, error) {
 	return h.String(), r.setBranch(branch, h)
 }
 
-// revertMessage is the message git revert (2.39) writes.
-func revertMessage(target *object.Commit, parent plumbing.Hash) string {
+// RevertMessage is the message git revert (2.39) writes when it reverts
+// target against parent (its mainline, for a merge).
+func RevertMessage(target *object.Commit, parent plumbing.Hash) string {
 	subject, _, _ := strings.Cut(strings.TrimLeft(target.Message, "\n"), "\n")
 	var b strings.Builder
 	fmt.Fprintf(&b, "Revert \"%s\"\n\nThis reverts commit %s", subject, target.Hash)

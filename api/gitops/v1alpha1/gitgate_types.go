@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // GitGate binds the Rollouts its selector picks to the Git branch their
@@ -498,3 +499,11 @@ func (g *GitGate) GetConditions() []metav1.Condition { return g.Status.Condition
 
 // SetConditions sets the conditions.
 func (g *GitGate) SetConditions(c []metav1.Condition) { g.Status.Conditions = c }
+
+// Binds tells whether the gate's rolloutSelector picks a Rollout with
+// these labels (an empty selector picks every Rollout of its namespace;
+// one that does not parse, none). The namespace is the caller's to match.
+func (g *GitGate) Binds(rolloutLabels map[string]string) bool {
+	sel, err := metav1.LabelSelectorAsSelector(&g.Spec.RolloutSelector)
+	return err == nil && sel.Matches(labels.Set(rolloutLabels))
+}
