@@ -15,7 +15,31 @@ const (
 	metricReconcileTime = "controller_runtime_reconcile_time_seconds"    // by controller
 	metricQueueWait     = "workqueue_queue_duration_seconds"             // by name (the controller)
 	metricWorkers       = "controller_runtime_max_concurrent_reconciles" // by controller
+	metricQueueDepth    = "workqueue_depth"                              // by name (the controller)
 )
+
+// readQueueDepths reads how many items wait in each controller's work
+// queue now.
+func readQueueDepths() map[string]float64 {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != metricQueueDepth {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" {
+					out[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
 
 // metricValues maps "metric/controller[/result]" (plus "/sum" and
 // "/count" for histograms) to a value. Controller names, which
@@ -77,6 +101,8 @@ type controllerStats struct {
 	// item taken off the work queue.
 	MeanReconcileMs float64 `json:"meanReconcileMs"`
 	MeanQueueWaitMs float64 `json:"meanQueueWaitMs"`
+	// MaxQueueDepth is the most items seen waiting in its work queue.
+	MaxQueueDepth int `json:"maxQueueDepth"`
 }
 
 // controllerDeltas computes what each controller did between two readings

@@ -202,6 +202,7 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 		return nil, err
 	}
 	sampler := startSampling(sampleInterval)
+	cpuBefore := cpuSeconds()
 	counter.openWindow()
 	at, revisions, err := s.changeImages(ctx)
 	if err != nil {
@@ -221,6 +222,7 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 	w.done, err = tr.wait(ctx, o.timeout)
 	w.end = time.Now()
 	w.baseline, w.peak, w.samples = sampler.stop()
+	w.depths, w.cpu, w.peakRSS = sampler.depths(), cpuSeconds()-cpuBefore, peakResidentBytes()
 	if err != nil {
 		return nil, err
 	}

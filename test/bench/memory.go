@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +30,9 @@ type memoryUse struct {
 	HeapLive uint64 `json:"heapLiveBytes"`
 	// Total is all memory mapped by the Go runtime (MemStats.Sys).
 	Total uint64 `json:"totalBytes"`
+	// RSS is the resident set size of the process as the kernel reports it
+	// (/proc/self/statm), Go heap, stacks, binary and C allocations alike.
+	RSS uint64 `json:"rssBytes"`
 }
 
 // readMemory takes one reading through runtime/metrics, which does not stop
@@ -39,12 +46,53 @@ func readMemory() memoryUse {
 		}
 		return samples[i].Value.Uint64()
 	}
-	return memoryUse{HeapInuse: v(0) + v(1), HeapLive: v(2), Total: v(3)}
+	return memoryUse{HeapInuse: v(0) + v(1), HeapLive: v(2), Total: v(3), RSS: residentBytes()}
+}
+
+// residentBytes is the process's resident set size from /proc/self/statm
+// (0 where there is none).
+func residentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize()) //nolint:gosec // the page size is positive
+}
+
+// peakResidentBytes is the process's highest resident set size so far, as
+// the kernel keeps it (VmHWM of /proc/self/status).
+func peakResidentBytes() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// cpuSeconds is the CPU time the process has used so far, user and system.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
 }
 
 // maxMemory returns the field-wise maximum of a and b.
 func maxMemory(a, b memoryUse) memoryUse {
-	return memoryUse{HeapInuse: max(a.HeapInuse, b.HeapInuse), HeapLive: max(a.HeapLive, b.HeapLive), Total: max(a.Total, b.Total)}
+	return memoryUse{HeapInuse: max(a.HeapInuse, b.HeapInuse), HeapLive: max(a.HeapLive, b.HeapLive), Total: max(a.Total, b.Total), RSS: max(a.RSS, b.RSS)}
 }
 
 // memorySampler records the peak Go memory of the process between start
@@ -54,8 +102,9 @@ type memorySampler struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 
-	mu      sync.Mutex // guards peak and samples
+	mu      sync.Mutex // guards peak, depth and samples
 	peak    memoryUse
+	depth   map[string]float64 // the deepest each work queue was seen
 	samples int
 }
 
@@ -64,7 +113,7 @@ type memorySampler struct {
 func startSampling(interval time.Duration) *memorySampler {
 	runtime.GC()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &memorySampler{baseline: readMemory(), cancel: cancel}
+	m := &memorySampler{baseline: readMemory(), cancel: cancel, depth: map[string]float64{}}
 	m.peak = m.baseline
 	m.wg.Go(func() {
 		t := time.NewTicker(interval)
@@ -75,6 +124,7 @@ func startSampling(interval time.Duration) *memorySampler {
 				return
 			case <-t.C:
 				m.record(readMemory())
+				m.recordDepths(readQueueDepths())
 			}
 		}
 	})
@@ -87,6 +137,26 @@ func (m *memorySampler) record(u memoryUse) {
 	defer m.mu.Unlock()
 	m.peak = maxMemory(m.peak, u)
 	m.samples++
+}
+
+// recordDepths folds a reading of the work queues' depths into the peaks.
+func (m *memorySampler) recordDepths(d map[string]float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, v := range d {
+		m.depth[name] = max(m.depth[name], v)
+	}
+}
+
+// depths returns the deepest each work queue was seen.
+func (m *memorySampler) depths() map[string]float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]float64, len(m.depth))
+	for k, v := range m.depth {
+		out[k] = v
+	}
+	return out
 }
 
 // stop ends sampling, takes a last reading, and returns the baseline, the

@@ -30,6 +30,9 @@ type result struct {
 	// Controllers is what each controller of the manager did in the window.
 	Controllers []controllerStats `json:"controllers"`
 	Memory      memoryReport      `json:"memory"`
+	// CPUSeconds is the CPU time (user and system) of the benchmark
+	// process in the window.
+	CPUSeconds float64 `json:"cpuSeconds"`
 	PerRun      []rolloutResult   `json:"perRollout"`
 }
 
@@ -90,6 +93,9 @@ type memoryReport struct {
 	Samples    int       `json:"samples"`
 	Baseline   memoryUse `json:"baseline"`
 	Peak       memoryUse `json:"peak"`
+	// PeakRSS is the kernel's high-water mark of the process's resident
+	// set (VmHWM) at the end of the window: setup included.
+	PeakRSS uint64 `json:"peakRssBytes"`
 }
 
 // tally groups counts by kind (kind returns "" to leave a request out),
@@ -208,16 +214,18 @@ func printText(w io.Writer, r *result) {
 	p("")
 	p("controllers in the window (controller-runtime's in-process metrics):")
 	for _, c := range r.Controllers {
-		p("    %-12s %d worker(s), %d reconciles (%s), busy %.1fs = %.0f%% of the window, mean reconcile %.1fms, mean queue wait %.1fms",
-			c.Name, c.Workers, total(c.Reconciles), byResult(c.Reconciles), c.BusySeconds, c.Utilization*100, c.MeanReconcileMs, c.MeanQueueWaitMs)
+		p("    %-12s %d worker(s), %d reconciles (%s), busy %.1fs = %.0f%% of the window, mean reconcile %.1fms, mean queue wait %.1fms, queue depth max %d",
+			c.Name, c.Workers, total(c.Reconciles), byResult(c.Reconciles), c.BusySeconds, c.Utilization*100, c.MeanReconcileMs, c.MeanQueueWaitMs, c.MaxQueueDepth)
 	}
 	p("")
 	m := r.Memory
 	p("(c) memory: %s", m.What)
+	p("    resident set (kernel): baseline %s, peak sampled %s, high-water mark %s", mib(m.Baseline.RSS), mib(m.Peak.RSS), mib(m.PeakRSS))
 	p("    heap in use (HeapInuse): baseline %s, peak %s", mib(m.Baseline.HeapInuse), mib(m.Peak.HeapInuse))
 	p("    live heap at the last GC: baseline %s, peak %s", mib(m.Baseline.HeapLive), mib(m.Peak.HeapLive))
 	p("    total Go runtime memory (Sys): baseline %s, peak %s (%d samples every %dms)",
 		mib(m.Baseline.Total), mib(m.Peak.Total), m.Samples, m.IntervalMs)
+	p("    CPU time of the process in the window: %.1fs (%.0f%% of one core)", r.CPUSeconds, 100*r.CPUSeconds/max(r.Window, 0.001))
 }
 
 // printCounts writes one indented line per kind, with its rate per Rollout.

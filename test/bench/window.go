@@ -24,6 +24,12 @@ type window struct {
 	// baseline, peak and samples are the memory sampler's results.
 	baseline, peak memoryUse
 	samples        int
+	// depths are the deepest each work queue was seen in the window.
+	depths map[string]float64
+	// cpu is the CPU seconds the process used in the window; peakRSS the
+	// kernel's high-water mark of its resident set at the end of it.
+	cpu     float64
+	peakRSS uint64
 	// timelines are what each Rollout reported, per namespace.
 	timelines map[string][]transition
 }
@@ -44,6 +50,10 @@ func (w *window) fill(res *result, namespaces []string, settle time.Duration) {
 	res.Window = w.end.Sub(w.first).Seconds()
 	res.DeploymentsAvailable = w.deploymentsAvailable.Sub(w.first).Seconds()
 	res.Controllers = controllerDeltas(w.metricsBefore, w.metricsAfter, res.Window)
+	for i := range res.Controllers {
+		res.Controllers[i].MaxQueueDepth = int(w.depths[res.Controllers[i].Name])
+	}
+	res.CPUSeconds = round3(w.cpu)
 	q.WriteKinds, q.Writes = tally(w.inWindow, writeKind)
 	q.ReadKinds, q.Reads = tally(w.inWindow, readKind)
 	q.Failed, _ = tally(w.inWindow, failedKind)
@@ -61,5 +71,6 @@ func (w *window) fill(res *result, namespaces []string, settle time.Duration) {
 			"after a forced GC just before the first image change, peaks sampled from runtime/metrics every %s until "+
 			"the last Rollout Completed", sampleInterval),
 		IntervalMs: int(sampleInterval / time.Millisecond), Samples: w.samples, Baseline: w.baseline, Peak: w.peak,
+		PeakRSS: w.peakRSS,
 	}
 }
