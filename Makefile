@@ -87,10 +87,17 @@ prometheus: ## Install Prometheus for the analysis tests (apt-get; nothing when 
 test: controlplane dataplane flux gitea chromium prometheus $(HELM) ## Run every test, the integration tests on a local control plane.
 	go test -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
+BENCH_SIZES ?= 10 100 1000
+BENCH_IDLE ?= 10m
+BENCH_IDLE_ROLLOUTS ?= 1000
+
 .PHONY: bench
-bench: controlplane ## Run the benchmark scenarios on a local control plane.
-	go run ./test/bench
-	go run ./test/bench --scenario=gitops
+bench: controlplane ## Run the benchmark scenarios on a local control plane and print docs/performance.md's table (BENCH_SIZES, BENCH_IDLE; an hour or more at the default sizes).
+	go build -o $(BIN)/bench ./test/bench
+	$(BIN)/bench --row-header
+	for n in $(BENCH_SIZES); do $(BIN)/bench --rollouts $$n --replicas 10 --timeout 30m --row; done
+	$(BIN)/bench --scenario=idle --rollouts $(BENCH_IDLE_ROLLOUTS) --replicas 1 --idle $(BENCH_IDLE)
+	$(BIN)/bench --scenario=gitops
 
 .PHONY: bench-gitops
 bench-gitops: controlplane ## Run only the gitops benchmark: 100 Rollouts bound to one GitGate, webhook approvals and reverts.

@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,6 +59,9 @@ type options struct {
 	scenario            string
 	prs                 int
 	cpuProfile          string
+	memProfile          string
+	row                 bool
+	idle                time.Duration
 }
 
 func main() {
@@ -73,7 +77,14 @@ func main() {
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long the releases may take")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "how long to keep counting writes after the last release completed")
 	fs.StringVar(&o.scenario, "scenario", "release", "release (many Rollouts released at once) or gitops (Rollouts bound to one GitGate, approved by webhooks)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "gitops: write a CPU profile of the process (manager included) over the measured phases to this file")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the process (manager included) over the measured phases to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "release and idle: write a heap profile of the process at the end of the measured phase to this file")
+	fs.BoolVar(&o.row, "row", false, "release: print only one line of docs/performance.md's table (--row-header prints its header)")
+	if len(os.Args) == 2 && os.Args[1] == "--row-header" {
+		fmt.Println(rowHeader)
+		return
+	}
+	fs.DurationVar(&o.idle, "idle", 10*time.Minute, "idle: how long to watch the Healthy Rollouts")
 	fs.IntVar(&o.prs, "prs", 10, "gitops: how many pull requests carry the commits of the Rollouts")
 	_ = fs.Parse(os.Args[1:])
 	if o.scenario == "gitops" {
@@ -83,8 +94,8 @@ func main() {
 			o.rollouts = 100
 		}
 	}
-	if o.scenario != "release" && o.scenario != "gitops" {
-		fmt.Fprintln(os.Stderr, "bench: --scenario must be release or gitops")
+	if o.scenario != "release" && o.scenario != "gitops" && o.scenario != "idle" {
+		fmt.Fprintln(os.Stderr, "bench: --scenario must be release, idle or gitops")
 		os.Exit(2)
 	}
 	if o.rollouts < 1 || o.replicas < 1 || o.replicas > 1000 {
@@ -163,12 +174,32 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	res.Setup.Total = time.Since(began).Seconds()
 	res.Setup.Workloads = res.Setup.Total - res.Setup.Cluster - res.Setup.Manager
 
-	s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
-	w, err := measure(ctx, s, counter, o)
+	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
 	}
+	if o.scenario == "idle" {
+		s.logf("ready after %.1fs; watching %d healthy rollouts for %s", res.Setup.Total, s.n, o.idle)
+		r, err := measureIdle(ctx, counter, s.n, o.idle)
+		if err := errors.Join(err, stopProfile(), writeHeapProfile(o.memProfile)); err != nil {
+			return err
+		}
+		if o.json {
+			return json.NewEncoder(stdout).Encode(r)
+		}
+		printIdle(stdout, r)
+		return nil
+	}
+	s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
+	w, err := measure(ctx, s, counter, o)
+	if err := errors.Join(err, stopProfile(), writeHeapProfile(o.memProfile)); err != nil {
+		return err
+	}
 	w.fill(res, s.namespaces(), o.settle)
+	if o.row {
+		printRow(stdout, res)
+		return nil
+	}
 	if o.json {
 		return printJSON(stdout, res)
 	}

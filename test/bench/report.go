@@ -267,3 +267,23 @@ func byResult(m map[string]int) string {
 
 // mib formats bytes in MiB.
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// rowHeader is the header of the table that --row lines make up
+// (docs/performance.md).
+const rowHeader = "| Rollouts × replicas | image → Completed p50 / p95 / max | writes per release | uncached reads per release | peak RSS | CPU | busiest controller | deepest queue |\n|---|---|---|---|---|---|---|---|"
+
+// printRow writes r as one line of the Markdown table under rowHeader.
+func printRow(w io.Writer, r *result) {
+	n := float64(max(r.Rollouts, 1))
+	busiest, depth := controllerStats{}, 0
+	for _, c := range r.Controllers {
+		if c.Utilization > busiest.Utilization {
+			busiest = c
+		}
+		depth = max(depth, c.MaxQueueDepth)
+	}
+	c := r.Completion
+	_, _ = fmt.Fprintf(w, "| %d × %d | %.1f / %.1f / %.1f s | %.1f | %.1f | %s | %.1f s | %s %.0f%% | %d |\n",
+		r.Rollouts, r.Replicas, c.Median, c.P95, c.Max, float64(r.Requests.Writes)/n, float64(r.Requests.Reads)/n,
+		mib(max(r.Memory.PeakRSS, r.Memory.Peak.RSS)), r.CPUSeconds, busiest.Name, busiest.Utilization*100, depth)
+}

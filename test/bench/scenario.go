@@ -109,7 +109,10 @@ func (s *scenario) setup(ctx context.Context) error {
 // or fails with the last description of a namespace where it did not.
 func (s *scenario) poll(ctx context.Context, what string, cond func(ctx context.Context, ns string) (bool, string, error)) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, setupLimit, true, func(ctx context.Context) (bool, error) {
+	// A thousand Deployments of ten pods take minutes to become available
+	// on two cores: the limit grows with the scenario.
+	limit := setupLimit + time.Duration(s.n)*time.Second
+	err := wait.PollUntilContextTimeout(ctx, time.Second, limit, true, func(ctx context.Context) (bool, error) {
 		for _, ns := range s.namespaces() {
 			ok, desc, err := cond(ctx, ns)
 			if err != nil || !ok {
