@@ -26,10 +26,14 @@ import (
 
 // Reconciler reconciles BatchReleases.
 type Reconciler struct {
-	// Client reads from the cache and writes to the API server.
+	// Client reads from the cache and writes to the API server. The
+	// manager records its writes (internal/ownwrites), so that APIReader
+	// never serves a copy older than them.
 	Client client.Client
-	// APIReader reads from the API server, for the reads that decide what
-	// to write.
+	// APIReader is for the reads that decide what to write: never older
+	// than the manager's own last write of the object (the manager serves
+	// them from the cache once it has caught up, from the API server
+	// before; a plain API reader does too).
 	APIReader client.Reader
 	// Recorder records events on BatchReleases.
 	Recorder events.EventRecorder

@@ -26,10 +26,14 @@ import (
 
 // Reconciler reconciles Rollouts.
 type Reconciler struct {
-	// Client reads from the cache and writes to the API server.
+	// Client reads from the cache and writes to the API server. The
+	// manager records its writes (internal/ownwrites), so that APIReader
+	// never serves a copy older than them.
 	Client client.Client
-	// APIReader reads from the API server, for the reads that decide what
-	// to write.
+	// APIReader is for the reads that decide what to write: never older
+	// than the manager's own last write of the object (the manager serves
+	// them from the cache once it has caught up, from the API server
+	// before; a plain API reader does too).
 	APIReader client.Reader
 	// Recorder records events on Rollouts.
 	Recorder events.EventRecorder
@@ -71,7 +75,9 @@ type Reconciler struct {
 // when every phase succeeded.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	ro := &rolloutsv1beta1.Rollout{}
-	// Read fresh: a stale Rollout would repeat or undo a step.
+	// Never older than our own last write: a Rollout older than the status
+	// just written would repeat or undo a step. A write by someone else not
+	// seen yet makes the status patch conflict, and the next read is fresh.
 	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

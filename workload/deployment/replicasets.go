@@ -24,8 +24,9 @@ type replicaSets struct {
 // listReplicaSets finds the ReplicaSets d controls. The cache tells which
 // exist (listing the API server directly is slow: it waits for the watch
 // cache); the ones that matter (any with replicas, and the one of d's
-// template, found by the name Kubernetes gives it) are then read fresh, so
-// decisions never rest on stale sizes.
+// template, found by the name Kubernetes gives it) are then read through
+// fresh, which is never older than sluice's own last write of them, so
+// decisions never rest on sizes sluice itself has changed since.
 func listReplicaSets(ctx context.Context, cached, fresh client.Reader, d *appsv1.Deployment) (*replicaSets, error) {
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {

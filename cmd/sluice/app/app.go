@@ -188,6 +188,7 @@ func Run(ctx context.Context, cfg *rest.Config, o Options) error {
 		RetryPeriod:             &retry,
 		WebhookServer:           webhook.NewServer(webhook.Options{Host: o.WebhookHost, Port: o.WebhookPort, CertDir: o.CertDir}),
 		Controller:              config.Controller{SkipNameValidation: &o.InProcessRestarts},
+		Cache:                   cacheOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -242,8 +243,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
+	rw := newReads(mgr)
 	if err := (&rollout.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: kinds.New,
+		Client: rw.client, APIReader: rw.reader, Recorder: recorder, Clock: clk, Workloads: kinds.New,
 		Metrics: m.Rollouts(recorder, clk),
 		Workers: orDefault(o.RolloutWorkers, 3), ProgressDeadline: o.ProgressDeadline, KeepHeldOnDeletion: o.KeepHeldOnDeletion,
 		Namespace: namespaceOf(o),
@@ -251,13 +253,13 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	if err := (&batchrelease.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Workloads: kinds.New,
+		Client: rw.client, APIReader: rw.reader, Recorder: recorder, Clock: clk, Workloads: kinds.New,
 		Workers: orDefault(o.BatchReleaseWorkers, 3),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the batchrelease controller: %w", err)
 	}
 	if err := (&trafficrouting.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Workers: orDefault(o.RolloutWorkers, 3),
+		Client: rw.client, APIReader: mgr.GetAPIReader(), Recorder: recorder, Workers: orDefault(o.RolloutWorkers, 3),
 		Namespace: namespaceOf(o),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the trafficrouting controller: %w", err)
@@ -285,18 +287,18 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	srv.Register(rolloutwebhook.MutatePath, &webhook.Admission{Handler: &rolloutwebhook.Mutator{
 		Decoder: decoder, Clock: clk, Delegates: []string{self}}})
 	if err := (&analysiscontroller.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Conditions: conditions,
+		Client: rw.client, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk, Conditions: conditions,
 		Providers: providers.New(providers.Deps{Client: mgr.GetClient(), Secrets: secretReader(mgr.GetAPIReader()), Clock: clk}),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the metricgate controller: %w", err)
 	}
 	if err := (&notificationcontroller.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk,
+		Client: rw.client, APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clk,
 		Sinks: sinks.Deps{Secrets: secretReader(mgr.GetAPIReader())},
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the notifier controller: %w", err)
 	}
-	gates := &gitopscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder,
+	gates := &gitopscontroller.Reconciler{Client: rw.client, APIReader: mgr.GetAPIReader(), Recorder: recorder,
 		Clock: clk, AllowInsecureHTTP: o.GitAllowInsecureHTTP, SCMObserver: m}
 	if err := gates.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gitgate controller: %w", err)

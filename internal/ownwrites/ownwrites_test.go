@@ -1,0 +1,192 @@
+package ownwrites
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+// countingReader counts the Gets that reach it.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (c *countingReader) Get(ctx context.Context, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets++
+	return c.Reader.Get(ctx, k, obj, opts...)
+}
+
+var deployments = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+// snapshot is a cache: it shows each object as it was when the test last
+// called take, however the API server changed it since.
+type snapshot struct {
+	client.Reader
+	objs map[string]*appsv1.Deployment
+}
+
+func (s *snapshot) Get(_ context.Context, k client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	d, ok := s.objs[k.Name]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "deployments"}, k.Name)
+	}
+	d.DeepCopyInto(obj.(*appsv1.Deployment))
+	return nil
+}
+
+// world is an API server (a fake client) and a cache of it.
+type world struct {
+	api    client.WithWatch
+	cache  *snapshot
+	apiR   *countingReader
+	reader *Reader
+	client *Client
+}
+
+func newWorld(t *testing.T, objs ...client.Object) *world {
+	t.Helper()
+	w := &world{
+		api:   fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithObjects(objs...).Build(),
+		cache: &snapshot{objs: map[string]*appsv1.Deployment{}},
+	}
+	for _, o := range objs {
+		if d, ok := o.(*appsv1.Deployment); ok {
+			w.take(t, d.Name)
+		}
+	}
+	tr := NewTracker()
+	w.apiR = &countingReader{Reader: w.api}
+	w.reader = &Reader{Cache: w.cache, API: w.apiR, Tracker: tr, Scheme: w.api, Cached: map[schema.GroupVersionKind]bool{deployments: true}}
+	w.client = NewClient(w.api, tr)
+	return w
+}
+
+// take makes the cache show what the API server holds of name now.
+func (w *world) take(t *testing.T, name string) {
+	t.Helper()
+	cur := &appsv1.Deployment{}
+	if err := w.api.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: name}, cur); err != nil {
+		t.Fatal(err)
+	}
+	w.cache.objs[name] = cur
+}
+
+func deployment(name string) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+}
+
+func TestReader_servesTheCacheUntilAnOwnWriteIsNewer(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, deployment("web"))
+	got := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.gets != 0 {
+		t.Fatalf("a read nobody wrote went to the API server %d times", w.apiR.gets)
+	}
+
+	// Our own write: the cache has not seen it, so the next read is fresh.
+	patch := client.MergeFrom(got.DeepCopy())
+	got.Spec.Paused = true
+	if err := w.client.Patch(ctx, got, patch); err != nil {
+		t.Fatal(err)
+	}
+	after := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, after); err != nil {
+		t.Fatal(err)
+	}
+	if !after.Spec.Paused || w.apiR.gets != 1 {
+		t.Fatalf("after an own write: paused=%v API reads=%d, want the written copy from one API read", after.Spec.Paused, w.apiR.gets)
+	}
+
+	// The cache catches up: served from it again, and the tracker forgets.
+	w.take(t, "web")
+	again := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, again); err != nil {
+		t.Fatal(err)
+	}
+	if !again.Spec.Paused || w.apiR.gets != 1 || w.reader.Tracker.Len() != 0 {
+		t.Fatalf("after the cache caught up: paused=%v API reads=%d tracked=%d", again.Spec.Paused, w.apiR.gets, w.reader.Tracker.Len())
+	}
+}
+
+func TestReader_aConflictSendsTheNextReadToTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, deployment("web"))
+	stale := &appsv1.Deployment{}
+	_ = w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, stale)
+	// Someone else writes: the cache lags.
+	other := stale.DeepCopy()
+	other.Labels = map[string]string{"by": "flux"}
+	if err := w.api.Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	base := stale.DeepCopy()
+	stale.Spec.Paused = true
+	err := w.client.Patch(ctx, stale, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("patch on a stale copy: %v, want a conflict", err)
+	}
+	fresh := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Labels["by"] != "flux" || w.apiR.gets != 1 {
+		t.Fatalf("after a conflict: labels=%v API reads=%d, want Flux's copy from the API server", fresh.Labels, w.apiR.gets)
+	}
+}
+
+func TestReader_aDeletedObjectIsNotServedFromTheCache(t *testing.T) {
+	ctx := context.Background()
+	d := deployment("web")
+	d.UID = "u1"
+	w := newWorld(t, d)
+	if err := w.client.Delete(ctx, d.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, &appsv1.Deployment{})
+	if !apierrors.IsNotFound(err) || w.apiR.gets != 1 {
+		t.Fatalf("after an own delete: %v with %d API reads, want not found from the API server", err, w.apiR.gets)
+	}
+}
+
+func TestReader_kindsNotCachedAlwaysReadTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "token"}}
+	w := newWorld(t, s)
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "token"}, &corev1.Secret{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.gets != 1 {
+		t.Fatalf("a Secret read %d times from the API server, want 1", w.apiR.gets)
+	}
+}
+
+func TestClient_aWriteWithUnknownOutcomeWaitsForAnAPIRead(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, deployment("web"))
+	w.client.Client = interceptor.NewClient(w.api, interceptor.Funcs{Patch: func(context.Context, client.WithWatch, client.Object, client.Patch, ...client.PatchOption) error {
+		return errors.New("connection reset")
+	}})
+	d := deployment("web")
+	_ = w.client.Patch(ctx, d, client.RawPatch(types.MergePatchType, []byte(`{}`)))
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, &appsv1.Deployment{}); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.gets != 1 {
+		t.Fatalf("after a write of unknown outcome: %d API reads, want 1", w.apiR.gets)
+	}
+}
