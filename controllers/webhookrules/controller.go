@@ -31,6 +31,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -79,8 +80,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch
 
-// SetupWithManager registers the controller: any change of a Rollout, of a
-// CRD's labels or of either configuration recomputes the rules.
+// SetupWithManager registers the controller: a Rollout created, deleted or
+// releasing another kind, a CRD's change or a change of either
+// configuration recomputes the rules.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	one := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []ctrl.Request {
 		return []ctrl.Request{{NamespacedName: client.ObjectKey{Name: r.ConfigName}}}
@@ -90,11 +92,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	own := OwnConfigName(r.ConfigName)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("webhookrules").
-		Watches(&rolloutsv1beta1.Rollout{}, one).
+		Watches(&rolloutsv1beta1.Rollout{}, one, builder.WithPredicates(workloadKindChanged())).
 		Watches(&admissionregistrationv1.MutatingWebhookConfiguration{}, one, builder.WithPredicates(
 			predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetName() == r.ConfigName || o.GetName() == own }))).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(crds), one)).
 		Complete(r)
+}
+
+// workloadKindChanged passes a Rollout's creation and deletion, and an
+// update only when the kind it releases changed: the rules depend on
+// nothing else of a Rollout, and a release updates its Rollout's status
+// dozens of times.
+func workloadKindChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		before, ok1 := e.ObjectOld.(*rolloutsv1beta1.Rollout)
+		after, ok2 := e.ObjectNew.(*rolloutsv1beta1.Rollout)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return before.Spec.WorkloadRef.APIVersion != after.Spec.WorkloadRef.APIVersion ||
+			before.Spec.WorkloadRef.Kind != after.Spec.WorkloadRef.Kind
+	}}
 }
 
 // Reconcile writes sluice's own configuration with one rule per qualifying

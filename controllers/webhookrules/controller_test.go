@@ -6,6 +6,9 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
 
 func TestRulesFor(t *testing.T) {
@@ -62,5 +65,30 @@ func TestOwnConfig_mirrorsTheRegisteredWorkloadWebhook(t *testing.T) {
 	}
 	if _, ok := ownConfig(&admissionregistrationv1.MutatingWebhookConfiguration{}, rules); ok {
 		t.Error("built a configuration without a workload webhook to mirror")
+	}
+}
+
+func TestWorkloadKindChanged_passesOnlyWhatChangesTheRules(t *testing.T) {
+	ro := func(apiVersion, kind string, step int32) *rolloutsv1beta1.Rollout {
+		r := &rolloutsv1beta1.Rollout{Spec: rolloutsv1beta1.RolloutSpec{WorkloadRef: rolloutsv1beta1.ObjectRef{APIVersion: apiVersion, Kind: kind, Name: "web"}}}
+		r.Status.CurrentStepIndex = step
+		return r
+	}
+	p := workloadKindChanged()
+	for _, tc := range []struct {
+		name       string
+		old, new   *rolloutsv1beta1.Rollout
+		reconciles bool
+	}{
+		{"a status update of a release", ro("apps/v1", "Deployment", 1), ro("apps/v1", "Deployment", 2), false},
+		{"another kind", ro("apps/v1", "Deployment", 1), ro("example.io/v1", "Database", 1), true},
+		{"another version of the kind", ro("example.io/v1", "Database", 1), ro("example.io/v2", "Database", 1), true},
+	} {
+		if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.reconciles {
+			t.Errorf("%s: reconciles %v, want %v", tc.name, got, tc.reconciles)
+		}
+	}
+	if !p.Create(event.CreateEvent{Object: ro("apps/v1", "Deployment", 0)}) || !p.Delete(event.DeleteEvent{Object: ro("apps/v1", "Deployment", 0)}) {
+		t.Error("a Rollout created or deleted must recompute the rules")
 	}
 }
