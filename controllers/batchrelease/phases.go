@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -164,6 +166,12 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 		return reconcile.TerminalError(err)
 	}
 	placed, err := s.releaser.UpgradeBatch(ctx, desired)
+	if apierrors.IsConflict(err) {
+		// Not a problem to report: the batch is planned again from a fresh
+		// read (finish), and a message set now would cost two status writes
+		// (this one and the one that clears it).
+		return fmt.Errorf("upgrading batch %d: %w", cur, err)
+	}
 	if err != nil {
 		st.Message = fmt.Sprintf("Batch %d cannot be released: %v", cur, err)
 		return fmt.Errorf("upgrading batch %d: %w", cur, err)

@@ -58,6 +58,8 @@ type Reconciler struct {
 
 	// once remembers the once-only events recorded.
 	once onceEvents
+	// progress spaces out status writes of pod counts alone.
+	progress progressWrites
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -175,6 +177,10 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, e
 		if err := r.removeFinalizer(ctx, s); err != nil {
 			return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 		}
+		r.progress.forget(client.ObjectKeyFromObject(s.ro))
+	}
+	if s.deferred > 0 && (result.RequeueAfter == 0 || s.deferred < result.RequeueAfter) {
+		result.RequeueAfter = s.deferred
 	}
 	return result, nil
 }

@@ -37,6 +37,9 @@ type scope struct {
 	// actions are what the step machine asked for; stepped says it ran.
 	actions canary.Actions
 	stepped bool
+	// deferred is how long a status write of pod counts alone was put
+	// off (progressWrites).
+	deferred time.Duration
 }
 
 // observe gathers the workload, the BatchRelease and the approvals into s,

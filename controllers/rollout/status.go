@@ -21,20 +21,34 @@ import (
 // patchStatus writes the status if it changed, with a merge patch guarded
 // by the resourceVersion read, so an approval written meanwhile by a user is
 // never overwritten: the patch fails and the next reconcile sees it.
+//
+// A change of pod counts alone waits until the last write is
+// progressInterval old; s.deferred then says how long, and the reconcile
+// comes back by then.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if apiequality.Semantic.DeepEqual(s.base.Status, s.ro.Status) {
 		return nil
+	}
+	// Wall time, not r.Clock: this spaces out API writes, and a frozen
+	// test clock must not hold the counts back for ever.
+	key, now := client.ObjectKeyFromObject(s.ro), time.Now()
+	if progressOnly(&s.base.Status, &s.ro.Status) {
+		if s.deferred = r.progress.wait(key, now); s.deferred > 0 {
+			return nil
+		}
 	}
 	obj := s.ro.DeepCopy()
 	obj.ResourceVersion = s.base.ResourceVersion
 	err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(rolloutsv1beta1.FieldManager))
 	if apierrors.IsNotFound(err) {
+		r.progress.forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("patching status: %w", err)
 	}
+	r.progress.wrote(key, now)
 	return nil
 }
 
