@@ -18,6 +18,11 @@ func (o Observation) statuses(apply *Intent) ([]Post, string) {
 	st := scm.CommitStatus{Context: o.Context, TargetURL: o.TargetURL}
 	rolledBack := o.rolledBack()
 	aborting := apply != nil && apply.Action == ActionRollback
+	// A rejection (the reject label) is a rollback that says so.
+	aborted, rolled := "aborted", "rolled back"
+	if aborting && apply.Rejected || !aborting && rolledBack != nil && rolledBack.Rejected {
+		aborted, rolled = "rejected", "rejected"
+	}
 	// Reverted: the revert synced (the workload is back on stable) before
 	// the gate saw it and aborted the release.
 	reverted := o.RevertedBy != "" && rolledBack == nil && r.Aborted == nil && !aborting && !r.InRelease && o.LastPosted == scm.StatePending
@@ -28,14 +33,14 @@ func (o Observation) statuses(apply *Intent) ([]Post, string) {
 	case r.Aborted != nil && r.Aborted.Via == canary.ViaAnalysis:
 		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d: %s", r.Aborted.Step, r.Aborted.Reason)
 	case r.Aborted != nil:
-		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d/%d by %s", r.Aborted.Step, r.Steps, shortBy(r.Aborted.By, r.Aborted.Via))
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("%s at step %d/%d by %s", aborted, r.Aborted.Step, r.Steps, shortBy(r.Aborted.By, r.Aborted.Via))
 	case aborting:
-		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d/%d by %s", r.Step, r.Steps, shortBy(apply.By, apply.Via))
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("%s at step %d/%d by %s", aborted, r.Step, r.Steps, shortBy(apply.By, apply.Via))
 	case rolledBack != nil && !r.Healthy:
 		// Asked for; the Rollout has not caught up yet.
-		st.State, st.Description = scm.StateFailure, fmt.Sprintf("aborted at step %d/%d by %s", r.Step, r.Steps, shortBy(rolledBack.By, rolledBack.Via))
+		st.State, st.Description = scm.StateFailure, fmt.Sprintf("%s at step %d/%d by %s", aborted, r.Step, r.Steps, shortBy(rolledBack.By, rolledBack.Via))
 	case rolledBack != nil:
-		st.State, st.Description = scm.StateFailure, "rolled back by "+shortBy(rolledBack.By, rolledBack.Via)
+		st.State, st.Description = scm.StateFailure, rolled+" by "+shortBy(rolledBack.By, rolledBack.Via)
 	case reverted:
 		st.State, st.Description = scm.StateFailure, "rolled back by "+short(o.RevertedBy)
 	case r.Healthy && !o.Tracked:

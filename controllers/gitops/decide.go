@@ -65,6 +65,10 @@ const (
 	ReasonRolledBack = "RolledBack"
 )
 
+// ReasonRejected is the event of a rejection applied (not refused): the
+// reject label aborted the release of the commit.
+const ReasonRejected = "Rejected"
+
 // rolledBackAdvice is what a refusal of an aborted revision says to do.
 const rolledBackAdvice = "rolled back; revert the commit in Git, or push a new one"
 
@@ -207,6 +211,9 @@ type Applied struct {
 	// Key identifies the source: the commit SHA of a trailer or revert, the
 	// label name and the time it was added.
 	Key string
+	// Rejected marks a Rollback that rejected the commit (the reject
+	// label).
+	Rejected bool
 }
 
 // Intent is an action to apply.
@@ -226,6 +233,10 @@ type Intent struct {
 	Commit string
 	// PullRequest is the pull request a label intent came from.
 	PullRequest int
+	// Rejected marks a Rollback that rejects the commit (the reject
+	// label): its reason, event, record and commit status say "rejected"
+	// rather than "rolled back".
+	Rejected bool
 }
 
 // Rejection is an intent that applies to nothing, and why.
