@@ -22,7 +22,7 @@ var (
 
 func policy() Policy {
 	return Policy{ApproveLabel: "sluice/approve", PromoteFullLabel: "sluice/promote-full", RollbackLabel: "sluice/rollback",
-		RetryLabel: "sluice/retry", MinPermission: scm.PermissionWrite}
+		RetryLabel: "sluice/retry", RejectLabel: "sluice/reject", MinPermission: scm.PermissionWrite}
 }
 
 // abortedAt is an observation of the release of rev aborted at step 2 by
@@ -119,6 +119,66 @@ func TestDecide(t *testing.T) {
 			wantApply: &Intent{Action: ActionRollback, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
 				Key: "label:sluice/rollback@" + after.Format(time.RFC3339)},
 			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "aborted at step 1/3 by jane"}}},
+		},
+		{
+			name: "reject label beats a pending approval: a rollback recorded as a rejection by who added it",
+			o: with(atStep(1), func(o *Observation) {
+				o.Labels = []Label{label("sluice/approve", "jane", scm.PermissionWrite, after), label("sluice/reject", "ops", scm.PermissionWrite, after)}
+			}),
+			wantApply: &Intent{Action: ActionRollback, Rejected: true, By: "ops", Via: ViaLabel, PullRequest: 42, At: after,
+				Key: "label:sluice/reject@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rejected at step 1/3 by ops"}}},
+		},
+		{
+			name: "reject label on another of the release's pull requests names it",
+			o: with(atStep(2), func(o *Observation) {
+				l := label("sluice/reject", "ops", scm.PermissionWrite, before)
+				l.PullRequest = 41
+				o.Labels = []Label{l}
+			}),
+			wantApply: &Intent{Action: ActionRollback, Rejected: true, By: "ops", Via: ViaLabel, PullRequest: 41, At: before,
+				Key: "label:sluice/reject@" + before.Format(time.RFC3339) + "#41"},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rejected at step 2/3 by ops"}}},
+		},
+		{
+			name: "the author may reject their release, as they may roll it back",
+			o: with(atStep(1), func(o *Observation) {
+				o.Authors = map[int]string{42: "jane"}
+				o.Labels = []Label{label("sluice/reject", "jane", scm.PermissionWrite, after)}
+			}),
+			wantApply: &Intent{Action: ActionRollback, Rejected: true, By: "jane", Via: ViaLabel, PullRequest: 42, At: after,
+				Key: "label:sluice/reject@" + after.Format(time.RFC3339)},
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rejected at step 1/3 by jane"}}},
+		},
+		{
+			name:        "reject label by a reader is refused",
+			o:           with(atStep(1), func(o *Observation) { o.Labels = []Label{label("sluice/reject", "joe", scm.PermissionRead, after)} }),
+			wantReasons: []string{ReasonInsufficientPermission}, wantPosts: []Post{pending1},
+		},
+		{
+			name: "reject label on the pull request of a commit already released does nothing",
+			o: with(atStep(3), func(o *Observation) {
+				o.Rollout.InRelease, o.Rollout.Paused, o.Rollout.Healthy = false, false, true
+				o.Tracked = true
+				o.Labels = []Label{label("sluice/reject", "ops", scm.PermissionWrite, after)}
+			}),
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateSuccess, Description: "released: 3/3 steps done"}}},
+		},
+		{
+			name: "rejected: the aborted release's failure says rejected, and the reject label is not applied again",
+			o: with(abortedAt(), func(o *Observation) {
+				o.Labels = []Label{label("sluice/reject", "ops", scm.PermissionWrite, before)}
+				o.Applied = []Applied{{Action: ActionRollback, Rejected: true, By: "ops", Via: ViaLabel, Key: "label:sluice/reject@" + before.Format(time.RFC3339)}}
+			}),
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rejected at step 2/3 by ops"}}},
+		},
+		{
+			name: "rejected, then handed back to stable: failure rejected by who",
+			o: with(atStep(2), func(o *Observation) {
+				o.Rollout.InRelease, o.Rollout.Paused, o.Rollout.Healthy = false, false, true
+				o.Applied = []Applied{{Action: ActionRollback, Rejected: true, By: "ops", Via: ViaLabel, At: before, Key: "label:sluice/reject@" + before.Format(time.RFC3339)}}
+			}),
+			wantPosts: []Post{{SHA: rev, Status: scm.CommitStatus{Context: "sluice/shop/checkout", State: scm.StateFailure, Description: "rejected by ops"}}},
 		},
 		{
 			name:        "label by a reader is refused",

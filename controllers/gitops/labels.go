@@ -24,15 +24,23 @@ func (o Observation) prOf(l Label) int {
 	return o.PullRequest
 }
 
-// fromLabels finds the label intent to apply: a rollback label first, then
-// promote-full, then approve.
+// fromLabels finds the label intent to apply: a reject label first (a
+// rollback reported as a rejection), then rollback, then promote-full,
+// then approve.
 func (o Observation) fromLabels() (*Intent, []Rejection) {
 	var rejections []Rejection
 	p := o.Policy
 	for _, want := range []struct {
 		name   string
 		action Action
-	}{{p.RollbackLabel, ActionRollback}, {p.PromoteFullLabel, ActionPromoteFull}, {p.ApproveLabel, ActionApprove}} {
+		// rejected: the rollback rejects the commit.
+		rejected bool
+	}{
+		{p.RejectLabel, ActionRollback, true},
+		{p.RollbackLabel, ActionRollback, false},
+		{p.PromoteFullLabel, ActionPromoteFull, false},
+		{p.ApproveLabel, ActionApprove, false},
+	} {
 		for _, l := range o.Labels {
 			if want.name == "" || !strings.EqualFold(l.Name, want.name) {
 				continue
@@ -46,7 +54,8 @@ func (o Observation) fromLabels() (*Intent, []Rejection) {
 			if o.applied(o.labelKey(l)) {
 				continue // applied; the Rollout has not moved on yet
 			}
-			in := &Intent{Action: want.action, By: l.AddedBy, Via: o.labelVia(), At: l.AddedAt, Key: o.labelKey(l), PullRequest: o.prOf(l)}
+			in := &Intent{Action: want.action, By: l.AddedBy, Via: o.labelVia(), At: l.AddedAt, Key: o.labelKey(l), PullRequest: o.prOf(l),
+				Rejected: want.rejected}
 			switch want.action {
 			case ActionApprove:
 				in.Step = o.Rollout.Step

@@ -67,7 +67,8 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	if prev.Revision == o.Revision {
 		o.Commits = prev.Commits
 		for _, a := range prev.Approvals {
-			o.Applied = append(o.Applied, Applied{Action: Action(a.Action), Step: a.Step, By: a.By, Via: a.Via, Key: a.Key, At: a.At.Time})
+			o.Applied = append(o.Applied, Applied{Action: Action(a.Action), Step: a.Step, By: a.By, Via: a.Via, Key: a.Key, At: a.At.Time,
+				Rejected: a.Rejected})
 		}
 	} else {
 		o.Commits = r.releaseCommits(ctx, s, prev.Revision, o.Revision, rev.Path)

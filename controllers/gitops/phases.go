@@ -202,7 +202,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 			}
 			out.Approvals = append(out.Approvals, gitopsv1alpha1.AppliedApproval{
 				Action: string(d.Apply.Action), Step: d.Apply.Step, By: d.Apply.By, Via: d.Apply.Via,
-				At: metav1.NewTime(at), Key: d.Apply.Key,
+				At: metav1.NewTime(at), Key: d.Apply.Key, Rejected: d.Apply.Rejected,
 			})
 			if len(out.Approvals) > 50 {
 				out.Approvals = out.Approvals[len(out.Approvals)-50:]
@@ -266,6 +266,8 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 	case ActionRollback:
 		reason := "revert " + short(in.Commit)
 		switch {
+		case in.Rejected:
+			reason = fmt.Sprintf("rejected: label %s by %s on pull request #%d", s.policy.RejectLabel, in.By, in.PullRequest)
 		case isLabel(in.Via):
 			reason = fmt.Sprintf("label %s on pull request #%d", s.policy.RollbackLabel, in.PullRequest)
 		case in.Via == ViaTrailer:
@@ -295,9 +297,15 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 	}
 	switch in.Action {
 	case ActionRollback:
-		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "RolledBack", "Rollback",
-			"Revision %s rolled back to the stable revision %s by %s via %s: the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
-			short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
+		if in.Rejected {
+			r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, ReasonRejected, "Reject",
+				"Revision %s rejected by %s via %s (label %s on pull request #%d): back on the stable revision %s, the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+				short(o.Revision), in.By, in.Via, s.policy.RejectLabel, in.PullRequest, o.Rollout.StableRevision)
+		} else {
+			r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "RolledBack", "Rollback",
+				"Revision %s rolled back to the stable revision %s by %s via %s: the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
+		}
 		if repo := scmRepositoryOf(s.gg); isLabel(in.Via) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
 			r.proposeRevert(ctx, s, ro, o, in)
 		}
@@ -327,9 +335,13 @@ func statusNames(gg *gitopsv1alpha1.GitGate, ro *rolloutsv1beta1.Rollout, sha st
 // fatal: the release is aborted either way.
 func (r *Reconciler) proposeRevert(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, o Observation, in Intent) {
 	sha := o.Revision
-	body := fmt.Sprintf("Reverts %s.\n\nThe release of this commit by Rollout %s/%s was rolled back at step %d/%d by %s via %s: "+
+	done := "rolled back"
+	if in.Rejected {
+		done = "rejected"
+	}
+	body := fmt.Sprintf("Reverts %s.\n\nThe release of this commit by Rollout %s/%s was %s at step %d/%d by %s via %s: "+
 		"every pod and all traffic went back to the stable revision %s, and sluice holds them there until this revert (or a new commit) syncs.",
-		sha, ro.Namespace, ro.Name, o.Rollout.Step, o.Rollout.Steps, in.By, in.Via, o.Rollout.StableRevision)
+		sha, ro.Namespace, ro.Name, done, o.Rollout.Step, o.Rollout.Steps, in.By, in.Via, o.Rollout.StableRevision)
 	if o.PullRequest != 0 {
 		body += fmt.Sprintf("\n\nPull request #%d brought it.", o.PullRequest)
 	}

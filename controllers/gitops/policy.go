@@ -17,6 +17,9 @@ type Policy struct {
 	// ApproveLabel, PromoteFullLabel, RollbackLabel and RetryLabel name
 	// the labels.
 	ApproveLabel, PromoteFullLabel, RollbackLabel, RetryLabel string
+	// RejectLabel names the label that rejects the commit being released:
+	// a rollback, reported as a rejection.
+	RejectLabel string
 	// MinPermission for labels.
 	MinPermission scm.Permission
 	// AllowedUsers and AllowedCommitters restrict who may act (empty: anyone
@@ -40,7 +43,7 @@ type Policy struct {
 func policyOf(gg *gitopsv1alpha1.GitGate) Policy {
 	a := gg.Spec.Approval
 	p := Policy{ApproveLabel: a.Labels.Approve, PromoteFullLabel: a.Labels.PromoteFull, RollbackLabel: a.Labels.Rollback, RetryLabel: a.Labels.Retry,
-		AllowedUsers: a.AllowedUsers, AllowedCommitters: a.AllowedCommitters, AllowedTeams: a.AllowedTeams, AllowSelfApproval: a.AllowSelfApproval}
+		RejectLabel: a.Labels.Reject, AllowedUsers: a.AllowedUsers, AllowedCommitters: a.AllowedCommitters, AllowedTeams: a.AllowedTeams, AllowSelfApproval: a.AllowSelfApproval}
 	if p.ApproveLabel == "" {
 		p.ApproveLabel = "sluice/approve"
 	}
@@ -52,6 +55,9 @@ func policyOf(gg *gitopsv1alpha1.GitGate) Policy {
 	}
 	if p.RetryLabel == "" {
 		p.RetryLabel = "sluice/retry"
+	}
+	if p.RejectLabel == "" {
+		p.RejectLabel = "sluice/reject"
 	}
 	if a.StepTimeout != nil {
 		p.StepTimeout = a.StepTimeout.Duration
@@ -65,9 +71,15 @@ func policyOf(gg *gitopsv1alpha1.GitGate) Policy {
 }
 
 // Names tells whether label is one of the policy's labels: only those are
-// read, with their authors' permissions.
+// read, with their authors' permissions. A label the policy leaves unnamed
+// ("") names nothing.
 func (p Policy) Names(label string) bool {
-	return containsFold([]string{p.ApproveLabel, p.PromoteFullLabel, p.RollbackLabel, p.RetryLabel}, label)
+	for _, name := range []string{p.ApproveLabel, p.PromoteFullLabel, p.RollbackLabel, p.RetryLabel, p.RejectLabel} {
+		if name != "" && strings.EqualFold(name, label) {
+			return true
+		}
+	}
+	return false
 }
 
 // TeamsToAsk lists the allowed teams ("org/team-slug") whose membership of
@@ -108,7 +120,8 @@ func (p Policy) refuseActor(l Label, what string) (reason, message string) {
 // refuseSelfApproval says why the label l, for action, may not be acted on
 // when its author opened the pull request it is on, author ("" when it may).
 // Only approving and promoting are another person's duty: stopping a
-// release (rollback) or trying it again (retry) is anyone's.
+// release (rollback, or reject, which is a rollback) or trying it again
+// (retry) is anyone's.
 func (p Policy) refuseSelfApproval(l Label, action Action, author, what string) (reason, message string) {
 	if p.AllowSelfApproval || author == "" || (action != ActionApprove && action != ActionPromoteFull) || !strings.EqualFold(l.AddedBy, author) {
 		return "", ""

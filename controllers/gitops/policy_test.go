@@ -4,18 +4,71 @@ import (
 	"slices"
 	"testing"
 
+	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	"github.com/sluice-dev/sluice/gitops/scm"
 )
 
 func TestPolicy_namesOnlyItsLabels(t *testing.T) {
-	p := Policy{ApproveLabel: "ok", PromoteFullLabel: "ship", RollbackLabel: "back", RetryLabel: "again"}
+	all := Policy{ApproveLabel: "ok", PromoteFullLabel: "ship", RollbackLabel: "back", RetryLabel: "again", RejectLabel: "no"}
+	some := Policy{ApproveLabel: "ok"}
 	for _, tt := range []struct {
-		label string
-		want  bool
-	}{{"ok", true}, {"OK", true}, {"ship", true}, {"back", true}, {"again", true}, {"bug", false}, {"", false}} {
-		if got := p.Names(tt.label); got != tt.want {
-			t.Errorf("Names(%q) = %v, want %v", tt.label, got, tt.want)
-		}
+		name   string
+		policy Policy
+		label  string
+		want   bool
+	}{
+		{"approve", all, "ok", true},
+		{"any case", all, "OK", true},
+		{"promote-full", all, "ship", true},
+		{"rollback", all, "back", true},
+		{"retry", all, "again", true},
+		{"reject", all, "No", true},
+		{"another label", all, "bug", false},
+		{"no name", all, "", false},
+		{"an unnamed label names nothing", some, "", false},
+		{"a named one still counts", some, "ok", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.policy.Names(tt.label); got != tt.want {
+				t.Errorf("Names(%q) = %v, want %v", tt.label, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicyOf_defaultsTheRejectLabel(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  string
+		want string
+	}{{"unset: sluice/reject", "", "sluice/reject"}, {"set: kept", "ship-it-not", "ship-it-not"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			gg := &gitopsv1alpha1.GitGate{}
+			gg.Spec.Approval.Labels.Reject = tt.set
+			if got := policyOf(gg).RejectLabel; got != tt.want {
+				t.Errorf("RejectLabel = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicy_refuseSelfApproval_letsTheAuthorReject(t *testing.T) {
+	p := Policy{MinPermission: scm.PermissionWrite}
+	for _, tt := range []struct {
+		name   string
+		action Action
+		want   string
+	}{
+		{"approve: someone else's duty", ActionApprove, ReasonSelfApproval},
+		{"promote-full: someone else's duty", ActionPromoteFull, ReasonSelfApproval},
+		{"rollback (and reject, a rollback): anyone's", ActionRollback, ""},
+		{"retry: anyone's", ActionRetry, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, msg := p.refuseSelfApproval(actor("jane", nil), tt.action, "Jane", "label"); got != tt.want {
+				t.Errorf("refuseSelfApproval = %q (%s), want %q", got, msg, tt.want)
+			}
+		})
 	}
 }
 

@@ -120,7 +120,7 @@ func (m *machine) abort(r abort.Request) {
 	m.event(corev1.EventTypeWarning, "Aborted", "Release of revision %s aborted %s at step %d/%d%s: moving every pod and all traffic back to revision %s",
 		cs.Revision, r.Describe(), cs.Common.CurrentStepIndex, len(m.steps()), why, cs.Common.StableRevision)
 	m.act.Approved = &approval.Approval{Action: approval.ActionAbort, Revision: cs.Revision, Step: cs.Common.CurrentStepIndex,
-		By: r.By, Via: r.Via, At: ptrTime(at.Time)}
+		By: r.By, Via: r.Via, At: ptrTime(at.Time), Commit: r.Commit, PullRequest: r.PullRequest}
 }
 
 // aborted runs one transition of a Rollout in phase Aborted.

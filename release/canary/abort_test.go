@@ -14,7 +14,7 @@ import (
 
 // request is an abort or retry request for revision by ops at t.
 func request(revision string, t time.Time) *abort.Request {
-	return &abort.Request{Revision: revision, By: "ops", Via: "github-label", At: &t, Reason: "5xx"}
+	return &abort.Request{Revision: revision, By: "ops", Via: "github-label", At: &t, Reason: "5xx", PullRequest: 7}
 }
 
 // atStep2Paused returns a Rollout of 1 / 50% / 100% paused at step 2 of
@@ -67,7 +67,8 @@ func TestNext_abortAtStep2_holdsOnStableThenSaysWhatToDo(t *testing.T) {
 	if act.BatchRelease != EnsureBatchRelease || !act.HoldStable || act.Partition == nil || *act.Partition != 1 {
 		t.Fatalf("actions %+v, want the BatchRelease to hold on stable", act)
 	}
-	if !hasEvent(act, "Aborted") || act.Approved == nil || act.Approved.Action != approval.ActionAbort || act.Approved.By != "ops" {
+	if !hasEvent(act, "Aborted") || act.Approved == nil || act.Approved.Action != approval.ActionAbort || act.Approved.By != "ops" ||
+		act.Approved.PullRequest != 7 {
 		t.Fatalf("events %+v record %+v", act.Events, act.Approved)
 	}
 	if c := condition(ro, rolloutsv1beta1.RolloutConditionProgressing); c.Reason != rolloutsv1beta1.ProgressingReasonAborting {

@@ -353,6 +353,15 @@ type ApprovalLabels struct {
 	// +kubebuilder:validation:MaxLength=50
 	// +optional
 	Retry string `json:"retry,omitempty"`
+	// Reject aborts the release as Rollback does (every pod and all traffic
+	// back on the stable revision at once, the pod template left as Git has
+	// it), recorded and reported as a rejection of the commit: "rejected:
+	// label sluice/reject by <user> on pull request #N". Anyone who may
+	// roll back may reject, the pull request's author too.
+	// +kubebuilder:default="sluice/reject"
+	// +kubebuilder:validation:MaxLength=50
+	// +optional
+	Reject string `json:"reject,omitempty"`
 }
 
 // StatusPolicy says how commit statuses are named and linked.
@@ -492,6 +501,10 @@ type AppliedApproval struct {
 	// commit), so that it is applied once.
 	// +optional
 	Key string `json:"key,omitempty"`
+	// Rejected marks a Rollback that rejected the commit (the reject
+	// label): its reason, events and commit status say "rejected".
+	// +optional
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // GetConditions returns the conditions.
