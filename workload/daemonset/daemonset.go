@@ -27,6 +27,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 	"github.com/sluice-dev/sluice/workload/precondition"
 )
 
@@ -84,6 +85,9 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 		return stableCandidate(o.t, o.rev.previous), nil
 	})
 	if err != nil {
+		return err
+	}
+	if err := ownership.RecordInto(annotations, ds, heldFields...); err != nil {
 		return err
 	}
 	spec := map[string]any{}
@@ -154,14 +158,21 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if _, ok, err := readRestorePatch(ds); err != nil {
-		return false, err
-	} else if ok {
-		raw := ds.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]
-		if err := r.patch(ctx, ds, json.RawMessage(raw)); err != nil {
+	if raw, ok := ds.Annotations[rolloutsv1beta1.DeploymentOriginalAnnotation]; ok {
+		var patch map[string]any
+		if err := json.Unmarshal([]byte(raw), &patch); err != nil {
+			return false, fmt.Errorf("annotation %s of daemonset %s: %w", rolloutsv1beta1.DeploymentOriginalAnnotation, r.key, err)
+		}
+		// The owners record goes with the hand-back of the fields.
+		ownership.KeepRecord(patch)
+		if err := r.patch(ctx, ds, patch); err != nil {
 			return false, err
 		}
-		return !wait, nil
+		return !wait, r.handBack(ctx, ds)
+	}
+	// A hand-back cut short after the restore patch is finished here.
+	if err := r.handBack(ctx, ds); err != nil {
+		return false, err
 	}
 	// Without a restore patch nothing of the DaemonSet's own was changed;
 	// only sluice's marks may be left.
@@ -179,7 +190,7 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 		if err := r.patch(ctx, ds, patch); err != nil {
 			return false, err
 		}
-		return !wait, nil
+		return !wait, r.handBack(ctx, ds)
 	}
 	if !wait {
 		return true, nil
@@ -232,6 +243,19 @@ func (r *Releaser) observe(ctx context.Context, ds *appsv1.DaemonSet) (*observed
 	}
 	rev := revisionsOf(ds, history.Items)
 	return &observed{ds: ds, rev: rev, t: count(views, rev.update, ds.Status.DesiredNumberScheduled)}, nil
+}
+
+// heldFields are the DaemonSet fields a release changes, as dotted paths.
+// Claim records who owns them (ownership.RecordInto) and the hand-back
+// gives them back.
+var heldFields = []string{
+	"spec.updateStrategy.type", "spec.updateStrategy.rollingUpdate.maxUnavailable", "spec.updateStrategy.rollingUpdate.maxSurge",
+}
+
+// handBack gives ds's held fields back to the field managers that owned
+// them when the release claimed it, and drops sluice's managedFields entry.
+func (r *Releaser) handBack(ctx context.Context, ds *appsv1.DaemonSet) error {
+	return ownership.HandBackFields(ctx, r.client, r.reader, ds, "daemonset "+r.key.String())
 }
 
 // patch sends a merge patch of ds guarded by the resourceVersion read, so

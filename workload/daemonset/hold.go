@@ -7,6 +7,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 )
 
 var _ workload.Hold = Hold
@@ -61,7 +62,7 @@ func keepHeldFields(old, updated *appsv1.DaemonSet) {
 		}
 		setAnnotation(updated, rolloutsv1beta1.DeploymentOriginalAnnotation, raw)
 	}
-	workload.KeepMarks(old, updated)
+	workload.KeepMarks(old, updated, ownership.Annotation)
 	updated.Spec.UpdateStrategy = *old.Spec.UpdateStrategy.DeepCopy()
 }
 

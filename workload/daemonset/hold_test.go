@@ -186,7 +186,7 @@ func TestHold_unstructured(t *testing.T) {
 	if err := json.Unmarshal([]byte(raw), &patch); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":2},"type":"RollingUpdate"}}}`
+	want := `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":2},"type":"RollingUpdate"}}}`
 	if b, _ := json.Marshal(patch); string(b) != want {
 		t.Fatalf("restore patch\n%s\nwant\n%s", b, want)
 	}

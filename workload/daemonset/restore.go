@@ -9,6 +9,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 )
 
 // restorePatch is the JSON merge patch kept in the sluice.dev/restore-patch
@@ -33,13 +34,14 @@ type restoreStrategy struct {
 }
 
 // newRestorePatch captures the update strategy s, the DaemonSet's own, and
-// the marks a release leaves on the DaemonSet.
+// the marks a release leaves on the DaemonSet, the record of the held
+// fields' owners among them.
 func newRestorePatch(s appsv1.DaemonSetUpdateStrategy) restorePatch {
 	if s.Type == "" {
 		s.Type = appsv1.RollingUpdateDaemonSetStrategyType
 	}
 	return restorePatch{
-		Metadata: workload.NewRestoreMarks(),
+		Metadata: workload.NewRestoreMarks(ownership.Annotation),
 		Spec:     restoreSpec{UpdateStrategy: restoreStrategy{Type: s.Type, RollingUpdate: s.RollingUpdate.DeepCopy()}},
 	}
 }

@@ -14,13 +14,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,14 +104,8 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := d.Annotations[ownership.Annotation]; !ok {
-		// Who owns the fields sluice is about to change, so that the
-		// hand-back gives them back (sluice's updates take them over).
-		owners, err := ownership.Record(d.ManagedFields, heldFields...)
-		if err != nil {
-			return err
-		}
-		annotations[ownership.Annotation] = owners.Encode()
+	if err := ownership.RecordInto(annotations, d, heldFields...); err != nil {
+		return err
 	}
 	if len(annotations) == 0 && len(labels) == 0 && d.Spec.Paused {
 		return nil
@@ -217,7 +207,7 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 			return false, err
 		}
 	}
-	if err := r.handBackFields(ctx, d); err != nil {
+	if err := ownership.HandBackFields(ctx, r.client, r.reader, d, "deployment "+r.key.String()); err != nil {
 		return false, err
 	}
 	if ok {
@@ -230,67 +220,6 @@ func (r *Releaser) Finalize(ctx context.Context, wait bool) (bool, error) {
 var heldFields = []string{
 	"spec.paused", "spec.minReadySeconds", "spec.progressDeadlineSeconds",
 	"spec.strategy.rollingUpdate.maxSurge", "spec.strategy.rollingUpdate.maxUnavailable",
-}
-
-// handBackFields is handBackOnce, again from a fresh read when d changed
-// in between (Kubernetes writes its status all the time): a hand-back is
-// not retried by anyone once the workload's marks are gone.
-func (r *Releaser) handBackFields(ctx context.Context, d *appsv1.Deployment) error {
-	var err error
-	for range 5 {
-		if err = r.handBackOnce(ctx, d); err == nil || (!apierrors.IsConflict(err) && !apierrors.IsInvalid(err)) {
-			return err
-		}
-		fresh := &appsv1.Deployment{}
-		if rerr := r.reader.Get(ctx, r.key, fresh); rerr != nil {
-			return fmt.Errorf("reading deployment %s: %w", r.key, rerr)
-		}
-		*d = *fresh
-	}
-	return err
-}
-
-// handBackOnce gives d's held fields back to the field managers that
-// owned them when the release claimed it (ownership.Annotation) and drops
-// sluice's managedFields entry, so that sluice owns nothing of a handed
-// back Deployment and a field removed from a server-side-applied manifest
-// is really removed. It writes only when that changes something, guarded
-// by d's resourceVersion.
-func (r *Releaser) handBackOnce(ctx context.Context, d *appsv1.Deployment) error {
-	owners, err := ownership.Read(d.Annotations[ownership.Annotation])
-	if err != nil {
-		return err
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
-	if err != nil {
-		return err
-	}
-	present := func(path string) bool {
-		_, found, _ := unstructured.NestedFieldNoCopy(obj, strings.Split(path, ".")...)
-		return found
-	}
-	entries, changed, err := ownership.HandBack(d.ManagedFields, owners, present, time.Now())
-	if err != nil {
-		return err
-	}
-	_, recorded := d.Annotations[ownership.Annotation]
-	if !changed && !recorded {
-		return nil
-	}
-	patch, err := ownership.Patch(d.ResourceVersion, entries)
-	if err != nil {
-		return err
-	}
-	if recorded {
-		var ops []map[string]any
-		_ = json.Unmarshal(patch, &ops)
-		ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + strings.ReplaceAll(ownership.Annotation, "/", "~1")})
-		patch, _ = json.Marshal(ops)
-	}
-	if err := r.client.Patch(ctx, d, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(rolloutsv1beta1.FieldManager)); err != nil {
-		return fmt.Errorf("handing the fields of deployment %s back to their managers: %w", r.key, err)
-	}
-	return nil
 }
 
 // handedBack reports whether d was handed back to Kubernetes outside the

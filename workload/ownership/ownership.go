@@ -11,6 +11,14 @@
 // each field it is going to change (Record), and once the restore is
 // written it rewrites metadata.managedFields (HandBack): sluice's entries
 // go, and each recorded field goes back to its owner's entry.
+//
+// The record lives in an annotation of the workload and follows the
+// workload's restore patch (the sluice.dev/restore-patch merge patch that
+// hands it back, by sluice or by hand with kubectl): it is written only
+// beside a restore patch that removes it (RecordInto), so that a hand-back
+// by hand leaves nothing of sluice's behind; sluice itself applies the
+// restore patch without that removal (KeepRecord) and removes the record
+// with the hand-back of the fields (HandBackFields), which needs it.
 package ownership
 
 import (
@@ -130,15 +138,6 @@ func HandBack(managedFields []metav1.ManagedFieldsEntry, owners Owners, present 
 		out = []metav1.ManagedFieldsEntry{{}}
 	}
 	return out, changed, nil
-}
-
-// Patch is a JSON patch that, if the object is still at resourceVersion,
-// replaces its managedFields with entries.
-func Patch(resourceVersion string, entries []metav1.ManagedFieldsEntry) ([]byte, error) {
-	return json.Marshal([]map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion},
-		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
-	})
 }
 
 func find(entries []metav1.ManagedFieldsEntry, o Owner) int {

@@ -9,6 +9,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 )
 
 // HoldFor returns how updates of a kind whose profile is kind are held:
@@ -97,7 +98,7 @@ func keepHeld(old, updated object) error {
 			}
 		}
 	}
-	workload.KeepMarks(old.u, updated.u)
+	workload.KeepMarks(old.u, updated.u, ownership.Annotation)
 	if v, ok := old.partitionRaw(); ok {
 		if err := unstructured.SetNestedField(updated.u.Object, v, old.p.partition...); err != nil {
 			return fmt.Errorf("keeping the partition of %s: %w", updated.name(), err)

@@ -62,9 +62,9 @@ func withMaxUnavailable(u *unstructured.Unstructured) *unstructured.Unstructured
 	return u
 }
 
-const restoreNone = `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":null}}}`
+const restoreNone = `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":null}}}`
 
-const restoreZero = `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`
+const restoreZero = `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}`
 
 func TestHold(t *testing.T) {
 	stsProfile := testStatefulSet.p
@@ -106,7 +106,7 @@ func TestHold(t *testing.T) {
 			name: "a partition that was never set is removed again at the end", p: stsProfile,
 			old: sts("v1", nil), update: sts("v2", nil),
 			wantChanged: true, wantPartition: int64(holdPartition),
-			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":null}}}`,
+			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":null}}}`,
 		},
 		{
 			name: "rollout-id change is held", p: stsProfile,
@@ -123,7 +123,7 @@ func TestHold(t *testing.T) {
 				_ = unstructured.SetNestedField(u.Object, int64(1), "spec", "updateStrategy", "rollingUpdate", "partition")
 			},
 			wantChanged: true, wantPartition: int64(holdPartition),
-			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}}}}`,
+			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}}}}`,
 		},
 		{
 			name: "an apply that drops sluice's marks keeps them", p: stsProfile,
@@ -144,13 +144,13 @@ func TestHold(t *testing.T) {
 			name: "only the partition is removed at the end when its parent holds more", p: stsProfile,
 			old: sts("v1", nil), update: withMaxUnavailable(sts("v2", nil)),
 			wantChanged: true, wantPartition: int64(holdPartition),
-			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":null}}}}`,
+			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"rollingUpdate":{"partition":null}}}}`,
 		},
 		{
 			name: "CloneSet is held at 100% and gets its percentage back", p: csProfile,
 			old: cloneSet("v1", "20%"), update: cloneSet("v2", "20%"),
 			wantChanged: true, wantPartition: holdPercent,
-			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"partition":"20%"}}}`,
+			wantRestore: `{"metadata":{"annotations":{"batchrelease.rollouts.kruise.io/control-info":null,"rollouts.kruise.io/in-progressing":null,"sluice.dev/field-owners":null,"sluice.dev/restore-patch":null},"labels":{"rollouts.kruise.io/stable-revision":null}},"spec":{"updateStrategy":{"partition":"20%"}}}`,
 		},
 	}
 	for _, tt := range tests {

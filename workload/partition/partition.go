@@ -34,6 +34,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 	"github.com/sluice-dev/sluice/workload/precondition"
 )
 
@@ -171,6 +172,9 @@ func (r *Releaser) Claim(ctx context.Context, owner workload.Owner) error {
 			mergeInto(spec, blueGreenSpec(r.p, o.u.Object, planBlueGreen(0, updated)))
 		}
 	}
+	if err := ownership.RecordInto(annotations, o.u, r.heldFields()...); err != nil {
+		return err
+	}
 	if len(annotations) == 0 && len(labels) == 0 {
 		return nil
 	}
@@ -239,7 +243,16 @@ func (r *Releaser) Finalize(ctx context.Context, waitDone bool) (bool, error) {
 		if err := json.Unmarshal([]byte(raw), &patch); err != nil {
 			return false, fmt.Errorf("annotation %s of %s: %w", restoreAnnotation, o.name(), err)
 		}
-		return !waitDone, r.patch(ctx, o, patch)
+		// The owners record goes with the hand-back of the fields.
+		ownership.KeepRecord(patch)
+		if err := r.patch(ctx, o, patch); err != nil {
+			return false, err
+		}
+		return !waitDone, r.handBack(ctx, o)
+	}
+	// A hand-back cut short after the restore patch is finished here.
+	if err := r.handBack(ctx, o); err != nil {
+		return false, err
 	}
 	a := o.u.GetAnnotations()
 	if _, ok := a[rolloutsv1beta1.InProgressingAnnotation]; ok {
@@ -253,7 +266,10 @@ func (r *Releaser) Finalize(ctx context.Context, waitDone bool) (bool, error) {
 				patch[k] = v
 			}
 		}
-		return !waitDone, r.patch(ctx, o, patch)
+		if err := r.patch(ctx, o, patch); err != nil {
+			return false, err
+		}
+		return !waitDone, r.handBack(ctx, o)
 	}
 	if !waitDone {
 		return true, nil

@@ -9,6 +9,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/workload"
+	"github.com/sluice-dev/sluice/workload/ownership"
 )
 
 // restoreAnnotation holds, while a release holds the workload, the JSON
@@ -19,10 +20,11 @@ import (
 const restoreAnnotation = rolloutsv1beta1.DeploymentOriginalAnnotation
 
 // newRestorePatch returns the restore patch that gives the workload back
-// the partition it has in obj.
+// the partition it has in obj, and removes sluice's marks and the record of
+// the held fields' owners.
 func newRestorePatch(p profile, obj map[string]any) (string, error) {
 	patch := partitionFragment(p, obj)
-	patch["metadata"] = workload.NewRestoreMarks()
+	patch["metadata"] = workload.NewRestoreMarks(ownership.Annotation)
 	b, err := json.Marshal(patch)
 	return string(b), err
 }
