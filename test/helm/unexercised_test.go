@@ -21,8 +21,10 @@ var unexercised = map[string]justified{
 	// servers without it; "get" where code reads uncached.
 	"/pods": {"get list delete", "pods are read through the cache (progress deadline: the pods that are not ready); " +
 		"DaemonSet batches delete old pods (test/e2e/daemonset)"},
-	"apps/replicasets": {"list patch", "cache fill (see above); the watch is used here. An abort of an in-place " +
-		"Deployment resizes its ReplicaSets to hold every pod on the stable revision (test/e2e/abort_deployment_test)"},
+	"apps/replicasets": {"get list patch", "cache fill (see above); the watch is used here. An abort of an in-place " +
+		"Deployment resizes its ReplicaSets to hold every pod on the stable revision (test/e2e/abort_deployment_test), " +
+		"and a ReplicaSet sluice wrote is read from the API server until the cache has caught up with the write " +
+		"(internal/ownwrites); a release without an abort reads them only from the cache"},
 	"rollouts.kruise.io/rollouts":      {"list" + noUpdate, "cache fill; the watch is used here"},
 	"rollouts.kruise.io/batchreleases": {"list" + noUpdate, "cache fill; the watch is used here"},
 	"apps/deployments": {"create delete list" + noUpdate, "canary-style Deployments: the extra canary Deployment " +

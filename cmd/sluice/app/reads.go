@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/workload/kinds"
 )
@@ -22,10 +21,10 @@ type reads struct {
 }
 
 // newReads wraps mgr's client and readers. The cache serves the kinds
-// that the controllers watch from their start as typed objects (Rollouts,
-// BatchReleases, the built-in workload kinds and what they control);
-// everything else, custom kinds and Secrets included, is read from the API
-// server.
+// that the controllers watch from their start as typed objects (the
+// built-in workload kinds and what they control); everything else, the
+// Rollouts and BatchReleases, custom kinds and Secrets included, is read
+// from the API server.
 func newReads(mgr ctrl.Manager) *reads {
 	t := ownwrites.NewTracker()
 	c := mgr.GetClient()
@@ -38,8 +37,13 @@ func newReads(mgr ctrl.Manager) *reads {
 			cached[gvk] = true
 		}
 	}
-	add(&rolloutsv1beta1.Rollout{})
-	add(&rolloutsv1beta1.BatchRelease{})
+	// Rollouts and BatchReleases stay uncached reads: their v1alpha1 copies
+	// are converted by sluice's own webhook, whose conversion sluice sets on
+	// the CRDs at start and again when a CRD is re-applied without it. Until
+	// then the API server hands them out unconverted (empty fields), and an
+	// informer filled in that window would keep such copies until they
+	// change; a read from the API server is right again as soon as the
+	// conversion is.
 	for _, k := range kinds.Watched() {
 		add(k.Watch())
 	}
