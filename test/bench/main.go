@@ -128,7 +128,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		clusterLog = stderr
 	}
 	_, _ = fmt.Fprintln(stderr, "bench: starting the control plane")
-	cl, err := cluster.Start(ctx, cluster.Options{Log: clusterLog})
+	cl, err := cluster.Start(ctx, cluster.Options{Log: clusterLog, Nodes: nodesFor(o.rollouts * o.replicas)})
 	if err != nil {
 		return err
 	}
@@ -279,4 +279,10 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 	}
 	w.timelines = tr.timelines()
 	return w, nil
+}
+
+// nodesFor is how many fake nodes hold pods pods with room for the surge
+// of a release (kwok nodes take 110 pods each; 3 at least, 250 at most).
+func nodesFor(pods int) int {
+	return min(max(3, pods*3/2/100+1), 250)
 }
