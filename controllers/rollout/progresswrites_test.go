@@ -12,7 +12,7 @@ import (
 func TestProgressOnly(t *testing.T) {
 	canary := func(step int32, state rolloutsv1beta1.CanaryStepState, pods, ready int32, msg string) *rolloutsv1beta1.RolloutStatus {
 		return &rolloutsv1beta1.RolloutStatus{Message: msg, CanaryStatus: &rolloutsv1beta1.CanaryStatus{
-			CommonStatus: rolloutsv1beta1.CommonStatus{CurrentStepIndex: step, CurrentStepState: state},
+			CommonStatus:   rolloutsv1beta1.CommonStatus{CurrentStepIndex: step, CurrentStepState: state},
 			CanaryReplicas: pods, CanaryReadyReplicas: ready,
 		}}
 	}

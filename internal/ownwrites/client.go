@@ -133,7 +133,7 @@ type subResourceClient struct {
 
 // Create creates a subresource of obj (an eviction, a token) and records
 // obj's resourceVersion as unknown.
-func (s *subResourceClient) Create(ctx context.Context, obj client.Object, sub client.Object, opts ...client.SubResourceCreateOption) error {
+func (s *subResourceClient) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
 	err := s.SubResourceClient.Create(ctx, obj, sub, opts...)
 	if k, ok := s.parent.keyOf(obj, obj.GetNamespace(), obj.GetName()); ok && (err == nil || !refused(err)) {
 		s.parent.tracker.lost(k)

@@ -32,8 +32,8 @@ type result struct {
 	Memory      memoryReport      `json:"memory"`
 	// CPUSeconds is the CPU time (user and system) of the benchmark
 	// process in the window.
-	CPUSeconds float64 `json:"cpuSeconds"`
-	PerRun      []rolloutResult   `json:"perRollout"`
+	CPUSeconds float64         `json:"cpuSeconds"`
+	PerRun     []rolloutResult `json:"perRollout"`
 }
 
 // environment describes where the benchmark ran.
