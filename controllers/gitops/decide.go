@@ -72,6 +72,10 @@ const ReasonRejected = "Rejected"
 // rolledBackAdvice is what a refusal of an aborted revision says to do.
 const rolledBackAdvice = "rolled back; revert the commit in Git, or push a new one"
 
+// rejectedAdvice is rolledBackAdvice for a revision the reject label
+// aborted.
+const rejectedAdvice = "rejected; revert the commit in Git, or push a new one"
+
 // RolloutView is what the decision needs of a bound Rollout.
 type RolloutView struct {
 	// Namespace and Name of the Rollout.
@@ -348,6 +352,15 @@ func (o Observation) rolledBack() *Applied {
 	return nil
 }
 
+// abortedAdvice is what a refusal of the aborted release says to do: it
+// names a rejection as such.
+func (o Observation) abortedAdvice() string {
+	if rb := o.rolledBack(); rb != nil && rb.Rejected {
+		return rejectedAdvice
+	}
+	return rolledBackAdvice
+}
+
 // whileAborted finds the intent to apply to an aborted release (a retry
 // label) and refuses the others that would apply to its revision.
 func (o Observation) whileAborted() (*Intent, []Rejection) {
@@ -369,7 +382,7 @@ func (o Observation) whileAborted() (*Intent, []Rejection) {
 			}
 		case strings.EqualFold(l.Name, p.ApproveLabel) || strings.EqualFold(l.Name, p.PromoteFullLabel):
 			rejections = append(rejections, Rejection{Reason: ReasonRolledBack,
-				Message: fmt.Sprintf("label %s on pull request #%d added by %s: %s", l.Name, o.prOf(l), l.AddedBy, rolledBackAdvice)})
+				Message: fmt.Sprintf("label %s on pull request #%d added by %s: %s", l.Name, o.prOf(l), l.AddedBy, o.abortedAdvice())})
 		}
 	}
 	for _, c := range o.Trailers {
@@ -381,7 +394,7 @@ func (o Observation) whileAborted() (*Intent, []Rejection) {
 				continue
 			}
 			rejections = append(rejections, Rejection{Reason: ReasonRolledBack,
-				Message: fmt.Sprintf("trailer %q in commit %s: %s", dir.String(), short(c.SHA), rolledBackAdvice)})
+				Message: fmt.Sprintf("trailer %q in commit %s: %s", dir.String(), short(c.SHA), o.abortedAdvice())})
 		}
 	}
 	return retry, append(rejections, o.declaredWhileAborted()...)

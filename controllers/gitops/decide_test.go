@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -473,5 +474,25 @@ func TestDecide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestDecide_refusalWhileRejected_saysRejected(t *testing.T) {
+	approve := label("sluice/approve", "jane", scm.PermissionWrite, after)
+	for _, tc := range []struct {
+		name string
+		o    Observation
+		want string
+	}{
+		{"rolled back", with(abortedAt(), func(o *Observation) { o.Labels = append(o.Labels, approve) }), rolledBackAdvice},
+		{"rejected", with(abortedAt(), func(o *Observation) {
+			o.Applied[0].Rejected = true
+			o.Labels = append(o.Labels, approve)
+		}), rejectedAdvice},
+	} {
+		d := Decide(tc.o)
+		if len(d.Rejections) != 1 || !strings.HasSuffix(d.Rejections[0].Message, ": "+tc.want) {
+			t.Errorf("%s: rejections %+v, want one ending in %q", tc.name, d.Rejections, tc.want)
+		}
 	}
 }

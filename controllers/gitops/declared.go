@@ -167,5 +167,5 @@ func (o Observation) declaredWhileAborted() []Rejection {
 	if d == nil || !o.namesRevision(d.Revision) {
 		return nil
 	}
-	return []Rejection{{Reason: ReasonRolledBack, Message: fmt.Sprintf("annotation %s %q: %s", rolloutsv1beta1.ApproveAnnotation, d.Value, rolledBackAdvice)}}
+	return []Rejection{{Reason: ReasonRolledBack, Message: fmt.Sprintf("annotation %s %q: %s", rolloutsv1beta1.ApproveAnnotation, d.Value, o.abortedAdvice())}}
 }

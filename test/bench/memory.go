@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -152,11 +153,7 @@ func (m *memorySampler) recordDepths(d map[string]float64) {
 func (m *memorySampler) depths() map[string]float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]float64, len(m.depth))
-	for k, v := range m.depth {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(m.depth)
 }
 
 // stop ends sampling, takes a last reading, and returns the baseline, the

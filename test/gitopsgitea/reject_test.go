@@ -34,12 +34,6 @@ func TestGitGate_onGitea_rejectLabel_abortsAndSaysRejected(t *testing.T) {
 	}
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "rejected at step 1/3 by alice")
 
-	for range 2 {
-		if err := suite.flux.Reapply(ctx, s.ns, "apps"); err != nil {
-			t.Fatal(err)
-		}
-		assertTemplate(t, s.ns, v2)
-		assertStaysAborted(t, s.ns, 4)
-	}
+	assertHoldsAgainstReapplies(ctx, t, s.ns, v2)
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "rejected at step 1/3 by alice")
 }

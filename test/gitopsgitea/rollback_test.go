@@ -1,6 +1,7 @@
 package gitopsgitea
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -88,13 +89,7 @@ func TestGitGate_onGitea_rollbackLabel_holdsAgainstFluxAndProposesTheRevert(t *t
 	assertTemplate(t, s.ns, v2)
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "aborted at step 1/3 by alice")
 
-	for range 2 {
-		if err := suite.flux.Reapply(ctx, s.ns, "apps"); err != nil {
-			t.Fatal(err)
-		}
-		assertTemplate(t, s.ns, v2)
-		assertStaysAborted(t, s.ns, 4)
-	}
+	assertHoldsAgainstReapplies(ctx, t, s.ns, v2)
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "aborted at step 1/3 by alice")
 
 	pr := waitRevertProposal(t, s)
@@ -179,6 +174,20 @@ func assertTemplate(t *testing.T, ns, image string) {
 	d := kube.Deployment(t, suite.c, ns, "checkout")
 	if got := d.Spec.Template.Spec.Containers[0].Image; got != image {
 		t.Fatalf("pod template at %s, want %s (Git's): sluice must not change it", got, image)
+	}
+}
+
+// assertHoldsAgainstReapplies has Flux apply the same commit twice more
+// (drift correction) and checks after each that the template is still Git's
+// (template) and the release stays aborted with 4 pods of v1.
+func assertHoldsAgainstReapplies(ctx context.Context, t *testing.T, ns, template string) {
+	t.Helper()
+	for range 2 {
+		if err := suite.flux.Reapply(ctx, ns, "apps"); err != nil {
+			t.Fatal(err)
+		}
+		assertTemplate(t, ns, template)
+		assertStaysAborted(t, ns, 4)
 	}
 }
 
