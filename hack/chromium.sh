@@ -24,6 +24,10 @@ fi
 
 echo "hack/chromium.sh: installing chromium with apt-get" >&2
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null
+# One apt-get at a time: make -j runs hack/chromium.sh and hack/prometheus.sh
+# side by side, and apt-get fails at once on a lock another one holds.
+exec 9>"${TMPDIR:-/tmp}/sluice-apt.lock"
+flock 9
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends chromium >/dev/null
 command -v chromium >/dev/null
