@@ -39,6 +39,9 @@ const (
 	DefaultRetryMaxDelay = 10 * time.Second
 	// DefaultStatusCacheSize is how many (commit, context) statuses are remembered as posted.
 	DefaultStatusCacheSize = 4096
+	// DefaultCommentCacheSize is how many (pull request, key) comments are remembered as
+	// posted.
+	DefaultCommentCacheSize = 1024
 	// DefaultRequestTimeout bounds one HTTP request when Options.HTTPClient is not set.
 	DefaultRequestTimeout = 30 * time.Second
 )
@@ -93,6 +96,9 @@ type Client struct {
 	statusMu sync.Mutex
 	statuses *scm.StatusMemory
 
+	// comments keeps sluice's comments on pull requests.
+	comments *scm.StickyComments
+
 	// commitPull records that the server answers GET /repos/{o}/{r}/commits/{sha}/pull (recent
 	// Gitea; not every server): once it has answered, its 404 means "no merged pull request".
 	commitPullMu sync.Mutex
@@ -144,6 +150,7 @@ func New(opts Options) (*Client, error) {
 		http:     &http.Client{Transport: rt, Timeout: httpClient.Timeout, CheckRedirect: httpClient.CheckRedirect},
 		now:      opts.Now,
 		statuses: scm.NewStatusMemory(opts.StatusCacheSize),
+		comments: scm.NewStickyComments(DefaultCommentCacheSize),
 	}, nil
 }
 
