@@ -243,7 +243,10 @@ func (s *Server) DeliverRequestedAction(ctx context.Context, url string, secret 
 	delete(app, "client_id")
 	delete(app, "installations_count")
 	run["app"] = app
-	run["details_url"] = cr.detailsURL
+	delete(run, "details_url")
+	if cr.detailsURL != "" {
+		run["details_url"] = cr.detailsURL
+	}
 	run["external_id"] = cr.externalID
 	run["output"] = map[string]any{"title": cr.title, "summary": cr.summary, "text": nil, "annotations_count": 0,
 		"annotations_url": s.apiURL("repos/%s/%s/check-runs/%d/annotations", r.owner, r.name, cr.id)}
@@ -277,4 +280,21 @@ func (s *Server) ValidateWebhook(definition string, body []byte) error {
 		return fmt.Errorf("definition %q is not event$action", definition)
 	}
 	return s.hooks.validate(definition, body)
+}
+
+// AddCheckRun stores run on its HeadSHA as App appID would create it through the API, and
+// returns its id (for tests of what happens to a check run, not of how it is written).
+func (s *Server) AddCheckRun(fullName string, appID int64, run CheckRun) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.mustRepo(fullName)
+	s.nextID++
+	cr := &checkRun{id: s.nextID, app: appID, headSHA: run.HeadSHA, name: run.Name, externalID: run.ExternalID, detailsURL: run.DetailsURL,
+		status: run.Status, conclusion: run.Conclusion, title: run.Title, summary: run.Summary,
+		actions: append([]CheckRunAction(nil), run.Actions...), startedAt: s.clock()}
+	if cr.status == "completed" {
+		cr.completedAt = s.clock()
+	}
+	r.checkRuns = append(r.checkRuns, cr)
+	return cr.id
 }
