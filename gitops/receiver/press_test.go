@@ -42,7 +42,9 @@ func TestSignedPress_verify(t *testing.T) {
 		{name: "MAC not hex", tamper: func(s *SignedPress) { s.MAC = "zz" + s.MAC[2:] }, secret: gateSecret, wantErr: "not 64 hex"},
 		{name: "MAC cut", tamper: func(s *SignedPress) { s.MAC = s.MAC[:62] }, secret: gateSecret, wantErr: "not 64 hex"},
 		{name: "forged without the secret", tamper: func(s *SignedPress) { *s = s.Press.Sign([]byte("the editor's guess")) }, secret: gateSecret, wantErr: "does not match"},
-		{name: "no presser", tamper: func(s *SignedPress) { *s = Press{Repository: "acme/shop", Rollout: "prod/checkout", HeadSHA: headSHA, Identifier: "x", At: time.Now(), Delivery: "d"}.Sign(gateSecret) }, secret: gateSecret, wantErr: "required"},
+		{name: "no presser", tamper: func(s *SignedPress) {
+			*s = Press{Repository: "acme/shop", Rollout: "prod/checkout", HeadSHA: headSHA, Identifier: "x", At: time.Now(), Delivery: "d"}.Sign(gateSecret)
+		}, secret: gateSecret, wantErr: "required"},
 		{name: "rollout not namespace/name", tamper: func(s *SignedPress) { p := s.Press; p.Rollout = "checkout"; *s = p.Sign(gateSecret) }, secret: gateSecret, wantErr: "namespace/name"},
 	}
 	for _, tt := range tests {
