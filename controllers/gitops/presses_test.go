@@ -25,8 +25,10 @@ func TestDecide_presses(t *testing.T) {
 		wantInMsg  string
 	}{
 		{
-			name:      "approve step 1 by a writer after the pause",
-			o:         with(atStep(1), func(o *Observation) { o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, after)} }),
+			name: "approve step 1 by a writer after the pause",
+			o: with(atStep(1), func(o *Observation) {
+				o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, after)}
+			}),
 			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaCheckRun, At: after, Key: "press:d-approve-1-jane", PullRequest: 42},
 		},
 		{
@@ -42,8 +44,10 @@ func TestDecide_presses(t *testing.T) {
 			wantApply: &Intent{Action: ActionRollback, By: "ops", Via: ViaCheckRun, At: after, Key: "press:d-rollback-ops", PullRequest: 42},
 		},
 		{
-			name:       "a reader is refused",
-			o:          with(atStep(1), func(o *Observation) { o.Presses = []ButtonPress{press("approve-1", "mallory", scm.PermissionRead, after)} }),
+			name: "a reader is refused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Presses = []ButtonPress{press("approve-1", "mallory", scm.PermissionRead, after)}
+			}),
 			wantReason: ReasonInsufficientPermission, wantInMsg: "mallory has read permission, write is needed",
 		},
 		{
@@ -81,18 +85,24 @@ func TestDecide_presses(t *testing.T) {
 			wantApply: &Intent{Action: ActionRollback, By: "dev", Via: ViaCheckRun, At: after, Key: "press:d-rollback-dev", PullRequest: 42},
 		},
 		{
-			name:       "a step approved already",
-			o:          with(atStep(2), func(o *Observation) { o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, after)} }),
+			name: "a step approved already",
+			o: with(atStep(2), func(o *Observation) {
+				o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, after)}
+			}),
 			wantReason: ReasonOlderStep, wantInMsg: "step 1 was approved already",
 		},
 		{
-			name:       "a step not reached",
-			o:          with(atStep(1), func(o *Observation) { o.Presses = []ButtonPress{press("approve-2", "jane", scm.PermissionWrite, after)} }),
+			name: "a step not reached",
+			o: with(atStep(1), func(o *Observation) {
+				o.Presses = []ButtonPress{press("approve-2", "jane", scm.PermissionWrite, after)}
+			}),
 			wantReason: ReasonNotPaused, wantInMsg: "step 2 does not wait",
 		},
 		{
-			name:       "pressed before the step paused",
-			o:          with(atStep(1), func(o *Observation) { o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, before)} }),
+			name: "pressed before the step paused",
+			o: with(atStep(1), func(o *Observation) {
+				o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, before)}
+			}),
 			wantReason: ReasonPressPredatesStep, wantInMsg: "press it again",
 		},
 		{
@@ -104,7 +114,9 @@ func TestDecide_presses(t *testing.T) {
 		},
 		{
 			name: "not one of sluice's buttons",
-			o:    with(atStep(1), func(o *Observation) { o.Presses = []ButtonPress{press("deploy-now", "jane", scm.PermissionWrite, after)} }),
+			o: with(atStep(1), func(o *Observation) {
+				o.Presses = []ButtonPress{press("deploy-now", "jane", scm.PermissionWrite, after)}
+			}),
 		},
 		{
 			name: "a label applies before a press",

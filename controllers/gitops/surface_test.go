@@ -28,7 +28,7 @@ func surfaceRollout(step int32, state rolloutsv1beta1.CanaryStepState, phase rol
 	}
 	ro := &rolloutsv1beta1.Rollout{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "checkout"},
-		Spec: rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}}},
+		Spec:       rolloutsv1beta1.RolloutSpec{Strategy: rolloutsv1beta1.RolloutStrategy{Canary: &rolloutsv1beta1.CanaryStrategy{Steps: steps}}},
 		Status: rolloutsv1beta1.RolloutStatus{Phase: phase, CanaryStatus: &rolloutsv1beta1.CanaryStatus{
 			CommonStatus:   rolloutsv1beta1.CommonStatus{StableRevision: "stable1", PodTemplateHash: "canary2", CurrentStepIndex: step, CurrentStepState: state},
 			CanaryRevision: "canary2", CanaryReplicas: 1, CanaryReadyReplicas: 1,
@@ -102,4 +102,3 @@ func TestReleaseView(t *testing.T) {
 		})
 	}
 }
-
