@@ -56,8 +56,9 @@ type Options struct {
 	// "https://codeberg.org/" (the API is under "api/v1"). Required.
 	BaseURL string
 	// Token is an access token. It needs the scopes write:repository (statuses, pull requests,
-	// the revert branch), read:issue (the label history of pull requests) and read:organization
-	// (teams). Its user needs admin rights on the repository to read other users' permissions,
+	// the revert branch), write:issue (the label history of pull requests, and sluice's comment
+	// on them), read:organization (teams) and read:user (who the token is, to tell sluice's own
+	// comments from others'). Its user needs admin rights on the repository to read other users' permissions,
 	// and membership of every team whose members it reads. Required.
 	Token string
 	// CloneURL is the repository's HTTP(S) Git URL the revert branch is pushed to; empty means
