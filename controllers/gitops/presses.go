@@ -25,12 +25,13 @@ import (
 // ViaCheckRun is how a press of a check run's button is recorded.
 const ViaCheckRun = "github-check-run"
 
-// ReasonPressPredatesStep: the button was pressed before the release reached the state it is
-// in (a press of an earlier pause, or of a release since retried).
+// ReasonPressPredatesStep is the reason of a press refused because the button was pressed
+// before the release reached the state it is in (a press of an earlier pause, or of a release
+// since retried).
 const ReasonPressPredatesStep = "PressPredatesStep"
 
-// ReasonPressNotVerified: a press recorded on the GitGate does not verify with its webhook
-// secret (edited by hand, or recorded before the secret was rotated).
+// ReasonPressNotVerified is the reason of a press recorded on the GitGate that does not verify
+// with its webhook secret (edited by hand, or recorded before the secret was rotated).
 const ReasonPressNotVerified = "PressNotVerified"
 
 // ButtonPress is a verified press of a button of the Rollout's check run, with what the

@@ -41,7 +41,7 @@ func TestSignedPress_verify(t *testing.T) {
 		{name: "no secret", secret: nil, wantErr: "no secret"},
 		{name: "MAC not hex", tamper: func(s *SignedPress) { s.MAC = "zz" + s.MAC[2:] }, secret: gateSecret, wantErr: "not 64 hex"},
 		{name: "MAC cut", tamper: func(s *SignedPress) { s.MAC = s.MAC[:62] }, secret: gateSecret, wantErr: "not 64 hex"},
-		{name: "forged without the secret", tamper: func(s *SignedPress) { *s = s.Press.Sign([]byte("the editor's guess")) }, secret: gateSecret, wantErr: "does not match"},
+		{name: "forged without the secret", tamper: func(s *SignedPress) { *s = s.Sign([]byte("the editor's guess")) }, secret: gateSecret, wantErr: "does not match"},
 		{name: "no presser", tamper: func(s *SignedPress) {
 			*s = Press{Repository: "acme/shop", Rollout: "prod/checkout", HeadSHA: headSHA, Identifier: "x", At: time.Now(), Delivery: "d"}.Sign(gateSecret)
 		}, secret: gateSecret, wantErr: "required"},

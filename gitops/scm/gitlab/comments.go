@@ -35,8 +35,8 @@ func (h commentHost) Self(ctx context.Context) (string, error) {
 // system notes (label changes, pushes).
 func (h commentHost) Comments(ctx context.Context, number int) ([]scm.Comment, error) {
 	c := h.c
-	opts := &gl.ListMergeRequestNotesOptions{OrderBy: gl.Ptr("created_at"), Sort: gl.Ptr("asc")}
-	options := []gl.RequestOptionFunc{gl.WithContext(ctx), perPage(pageSize)}
+	opts := &gl.ListMergeRequestNotesOptions{ListOptions: gl.ListOptions{PerPage: pageSize}, OrderBy: gl.Ptr("created_at"), Sort: gl.Ptr("asc")}
+	options := []gl.RequestOptionFunc{gl.WithContext(ctx)}
 	var out []scm.Comment
 	for page := 0; page < maxPages; page++ {
 		list, resp, err := c.api.Notes.ListMergeRequestNotes(c.project, int64(number), opts, options...)
@@ -52,7 +52,7 @@ func (h commentHost) Comments(ctx context.Context, number int) ([]scm.Comment, e
 		if !more {
 			break
 		}
-		options = []gl.RequestOptionFunc{gl.WithContext(ctx), perPage(pageSize), next}
+		options = []gl.RequestOptionFunc{gl.WithContext(ctx), next}
 	}
 	return out, nil
 }
