@@ -188,7 +188,7 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	if teams, ok := s.teams[user]; ok {
+	if teams, ok := s.teamsOf(user); ok {
 		return teams, nil
 	}
 	var teams []string
@@ -203,7 +203,7 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 			break
 		}
 	}
-	s.teams[user] = teams
+	s.setTeams(user, teams)
 	return teams, nil
 }
 
