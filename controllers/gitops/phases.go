@@ -258,7 +258,6 @@ func (r *Reconciler) post(ctx context.Context, s *scope, p Post) (*gitopsv1alpha
 	return &gitopsv1alpha1.PostedStatus{SHA: p.SHA, Context: st.Context, State: string(st.State), Description: st.Description}, nil
 }
 
-
 // apply carries out an intent: an approval is written into
 // sluice.dev/approve, a rollback into sluice.dev/abort (the release is held
 // on the stable revision; the pod template stays as Git has it), a retry
