@@ -42,7 +42,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	if err != nil {
 		return o, err
 	}
-	s.replicas[ro.Name] = replicasOf(w)
+	s.noteReplicas(ro.Name, replicasOf(w))
 	spec := s.gg.Spec.Revision
 	ann := spec.Annotation
 	if ann == "" {
@@ -190,7 +190,7 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	if teams, ok := s.teams[user]; ok {
+	if teams, ok := s.teamsOf(user); ok {
 		return teams, nil
 	}
 	var teams []string
@@ -205,7 +205,7 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 			break
 		}
 	}
-	s.teams[user] = teams
+	s.setTeams(user, teams)
 	return teams, nil
 }
 

@@ -76,7 +76,7 @@ func (r *Reconciler) verifiedPresses(ctx context.Context, gg *gitopsv1alpha1.Git
 // observePresses gathers the verified presses for ro, with their pressers' permissions and
 // teams. SCM errors leave a press out (it is read again next time).
 func (r *Reconciler) observePresses(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, o *Observation) {
-	if s.c.scm == nil || r.Clock.Now().Before(s.retryAt) {
+	if _, limited := s.rateLimited(r.Clock.Now()); s.c.scm == nil || limited {
 		return
 	}
 	name := ro.Namespace + "/" + ro.Name
@@ -84,20 +84,17 @@ func (r *Reconciler) observePresses(ctx context.Context, s *scope, ro *rolloutsv
 		if p.Rollout != name || !slices.Contains(o.releaseSHAs(), p.HeadSHA) || o.applied(pressKey(p)) {
 			continue // another Rollout's, another release's, or applied
 		}
-		bp := ButtonPress{Press: p, Permission: scm.PermissionNone}
-		perm, ok := s.perms[p.By]
-		if !ok {
-			var err error
-			if perm, err = s.c.scm.Permission(ctx, p.By); err != nil && !scm.IsNotFound(err) {
-				s.noteSCM(err)
-				ctrl.LoggerFrom(ctx).Info("Permission not read", "user", p.By, "reason", err.Error())
-				continue
-			} else if err != nil {
-				perm = scm.PermissionNone
-			}
-			s.perms[p.By] = perm
+		// Asked once per user and reconcile (the memo).
+		perm, err := s.c.scm.Permission(ctx, p.By)
+		if err != nil && !scm.IsNotFound(err) {
+			s.noteSCM(err)
+			ctrl.LoggerFrom(ctx).Info("Permission not read", "user", p.By, "reason", err.Error())
+			continue
 		}
-		bp.Permission = perm
+		if err != nil {
+			perm = scm.PermissionNone
+		}
+		bp := ButtonPress{Press: p, Permission: perm}
 		teams, err := r.teamsOf(ctx, s, p.By, s.policy.TeamsToAsk(p.By, perm))
 		if err != nil {
 			s.noteSCM(err)

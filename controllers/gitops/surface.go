@@ -75,9 +75,10 @@ func (r *Reconciler) postSurface(ctx context.Context, s *scope, ro *rolloutsv1be
 	if spec.DisableCheckRuns || deniedChecks {
 		checks = nil
 	}
-	rel := releaseView(ro, *out, *status, s.policy, s.replicas[ro.Name], checks != nil)
+	rel := releaseView(ro, *out, *status, s.policy, s.workloadReplicas(ro.Name), checks != nil)
+	_, limited := s.rateLimited(r.Clock.Now())
 	log := ctrl.LoggerFrom(ctx).WithValues("rollout", client.ObjectKeyFromObject(ro))
-	if !spec.DisableComment && !deniedComments && out.PullRequest > 0 && !r.Clock.Now().Before(s.retryAt) {
+	if !spec.DisableComment && !deniedComments && out.PullRequest > 0 && !limited {
 		if _, err := s.c.scm.UpsertComment(ctx, out.PullRequest, ro.Namespace+"/"+ro.Name, prview.Markdown(rel)); err != nil {
 			s.noteSCM(err)
 			log.Info("Pull request comment not posted", "pullRequest", out.PullRequest, "reason", err.Error())
@@ -88,7 +89,7 @@ func (r *Reconciler) postSurface(ctx context.Context, s *scope, ro *rolloutsv1be
 			}
 		}
 	}
-	if checks != nil && !r.Clock.Now().Before(s.retryAt) {
+	if _, limited := s.rateLimited(r.Clock.Now()); checks != nil && !limited {
 		if _, err := checks.SetCheckRun(ctx, out.Revision, prview.CheckRun(rel, status.Context, status.TargetURL)); err != nil {
 			s.noteSCM(err)
 			log.Info("Check run not posted", "sha", out.Revision, "reason", err.Error())
@@ -170,6 +171,21 @@ func revisionsOf(ro *rolloutsv1beta1.Rollout, replicas int32) ([]prview.Revision
 		note = "Requests: no weight on the routes, so they spread over the ready pods of both revisions."
 	}
 	return []prview.Revision{old, canary}, note
+}
+
+// noteReplicas records how many pods the workload of the Rollout name asks for (the Rollouts
+// are observed concurrently).
+func (s *scope) noteReplicas(name string, n int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replicas[name] = n
+}
+
+// workloadReplicas is how many pods the workload of the Rollout name asks for (0: unknown).
+func (s *scope) workloadReplicas(name string) int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.replicas[name]
 }
 
 // replicasOf is how many pods the workload w asks for: spec.replicas (1 when unset, as the
