@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-dev/sluice/gitops/prview"
 	"github.com/sluice-dev/sluice/gitops/scm"
 	"github.com/sluice-dev/sluice/release/progress"
+	"github.com/sluice-dev/sluice/workload/batch"
 )
 
 // The pull request as the release's control surface: each bound Rollout keeps one comment on
@@ -138,39 +139,47 @@ func releaseView(ro *rolloutsv1beta1.Rollout, out gitopsv1alpha1.BoundRollout, s
 	return rel
 }
 
-// revisionsOf splits ro's pods and requests between its revisions, as release/progress reads
-// the release: while it is in progress the stable and the canary revision, with the canary's
-// pods and the weight of the current step on the routes (else the share of ready pods);
-// otherwise the one revision every pod runs.
+// revisionsOf splits ro's pods and requests between its revisions as the current step wants
+// them (not as the pods come and go, so that the comment changes with the release, not with
+// every pod that turns ready): while a release is in progress the stable and the canary
+// revision, with the step's pods (release/progress's step, resolved against the workload's
+// replicas) and the step's weight on the routes, else the share of pods; otherwise the one
+// revision every pod runs.
 func revisionsOf(ro *rolloutsv1beta1.Rollout, replicas int32) ([]prview.Revision, string) {
 	p, ok := progress.Of(ro)
 	if !ok {
 		return nil, ""
 	}
 	if a, aborted := progress.AbortOf(ro); aborted {
-		return []prview.Revision{{Name: a.StableRevision, Role: "stable", Pods: replicas, Ready: -1, Percent: 100}},
+		return []prview.Revision{{Name: a.StableRevision, Role: "stable", Pods: replicas, Percent: 100}},
 			"Aborted: " + a.State() + "."
 	}
-	if !progress.InRelease(ro) {
-		return []prview.Revision{{Name: p.Revision, Role: "current", Pods: replicas, Ready: -1, Percent: 100}}, ""
+	steps := ro.Spec.Strategy.Steps()
+	idx := p.Common.CurrentStepIndex
+	if !progress.InRelease(ro) || idx < 1 || int(idx) > len(steps) {
+		return []prview.Revision{{Name: p.Revision, Role: "current", Pods: replicas, Percent: 100}}, ""
 	}
-	stable := max(replicas-p.Updated, 0)
+	canaryPods, err := batch.DesiredUpdated(steps[idx-1].Replicas, replicas)
+	if err != nil {
+		canaryPods = p.Updated
+	}
+	stablePods := max(replicas-canaryPods, 0)
 	if s := ro.Spec.Strategy; s.BlueGreen != nil || s.Canary != nil && s.Canary.EnableExtraWorkloadForCanary {
-		stable = replicas // the new revision's pods come beside the stable ones
+		stablePods = replicas // the new revision's pods come beside the stable ones
 	}
-	canary := prview.Revision{Name: p.Revision, Role: "canary", Pods: p.Updated, Ready: p.UpdatedReady, Percent: -1}
-	old := prview.Revision{Name: p.Common.StableRevision, Role: "stable", Pods: stable, Ready: -1, Percent: -1}
-	var note string
+	canary := prview.Revision{Name: p.Revision, Role: "canary", Pods: canaryPods, Percent: -1}
+	stable := prview.Revision{Name: p.Common.StableRevision, Role: "stable", Pods: stablePods, Percent: -1}
+	note := fmt.Sprintf("Pods: what step %d releases.", idx)
 	switch w, weighted := progress.Weight(ro); {
 	case weighted:
-		canary.Percent, old.Percent = w, 100-w
-		note = fmt.Sprintf("Requests: the weight of step %d on the routes.", p.Common.CurrentStepIndex)
-	case replicas > 0:
-		canary.Percent = int(min(p.UpdatedReady, replicas) * 100 / replicas)
-		old.Percent = 100 - canary.Percent
-		note = "Requests: no weight on the routes, so they spread over the ready pods of both revisions."
+		canary.Percent, stable.Percent = w, 100-w
+		note += fmt.Sprintf(" Requests: the weight of step %d on the routes.", idx)
+	case canaryPods+stablePods > 0:
+		canary.Percent = int(canaryPods * 100 / (canaryPods + stablePods))
+		stable.Percent = 100 - canary.Percent
+		note += " Requests: no weight on the routes, so they spread over the ready pods of both revisions, about this share once all are ready."
 	}
-	return []prview.Revision{old, canary}, note
+	return []prview.Revision{stable, canary}, note
 }
 
 // noteReplicas records how many pods the workload of the Rollout name asks for (the Rollouts

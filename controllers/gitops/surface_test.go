@@ -41,8 +41,9 @@ func surfaceRollout(step int32, state rolloutsv1beta1.CanaryStepState, phase rol
 }
 
 // The pull request's view of a release comes from release/progress and the gate's status:
-// the state and buttons follow the decided commit status, the split follows the routes'
-// weight or the ready pods.
+// the state and buttons follow the decided commit status, the pods are what the current step
+// releases (not the pods of the moment, which would edit the comment at every pod), and the
+// requests the step's weight on the routes or the share of pods.
 func TestReleaseView(t *testing.T) {
 	out := gitopsv1alpha1.BoundRollout{Name: "checkout", Revision: rev, Step: 1, Steps: 3, PullRequest: 42,
 		Approvals: []gitopsv1alpha1.AppliedApproval{{Action: "Approve", Step: 1, By: "jane", Via: ViaCheckRun, At: metav1.NewTime(after)}},
@@ -68,7 +69,7 @@ func TestReleaseView(t *testing.T) {
 			status: pending, wantState: prview.StateWaiting, wantMarks: []string{"paused", "pending", "pending"}, wantSplit: []int{75, 25}, wantPods: []int32{3, 1}},
 		{name: "between steps", ro: surfaceRollout(2, rolloutsv1beta1.CanaryStepStateUpgrade, rolloutsv1beta1.RolloutPhaseProgressing, true),
 			status: scm.CommitStatus{State: scm.StatePending, Description: "step 2/3 in progress"}, buttons: true, wantState: prview.StateInProgress,
-			wantMarks: []string{"done", "current", "pending"}, wantSplit: []int{50, 50}, wantPods: []int32{3, 1}, wantButtons: 2},
+			wantMarks: []string{"done", "current", "pending"}, wantSplit: []int{50, 50}, wantPods: []int32{2, 2}, wantButtons: 2},
 		{name: "released", ro: surfaceRollout(3, rolloutsv1beta1.CanaryStepStateCompleted, rolloutsv1beta1.RolloutPhaseHealthy, true),
 			status: scm.CommitStatus{State: scm.StateSuccess, Description: "released: 3/3 steps done"}, buttons: true, wantState: prview.StateSucceeded,
 			wantMarks: []string{"done", "done", "done"}, wantSplit: []int{100}, wantPods: []int32{4}},

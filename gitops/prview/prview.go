@@ -85,9 +85,8 @@ type Revision struct {
 	Name string
 	// Role is what it is to the release: stable or canary.
 	Role string
-	// Pods is how many pods the release wants on it now, Ready how many of the canary's are
-	// ready (-1: not counted).
-	Pods, Ready int32
+	// Pods is how many pods the release wants on it at the current step.
+	Pods int32
 	// Percent is its share of requests, -1 when unknown.
 	Percent int
 }

@@ -48,8 +48,8 @@ func paused(buttons bool) Release {
 		Rollout: "shop/checkout", Commit: commit, State: StateWaiting, Headline: "step 1/3 paused: add label sluice/approve to continue",
 		Step: 1, Steps: 3, StepList: steps(1, MarkPaused),
 		Revisions: []Revision{
-			{Name: "6d5f8c7b9a", Role: "stable", Pods: 3, Ready: -1, Percent: 90},
-			{Name: "7c9ab1d2e3", Role: "canary", Pods: 1, Ready: 1, Percent: 10},
+			{Name: "6d5f8c7b9a", Role: "stable", Pods: 3, Percent: 90},
+			{Name: "7c9ab1d2e3", Role: "canary", Pods: 1, Percent: 10},
 		},
 		TrafficNote: "Requests: the weights of step 1 on the routes.",
 		Refused: []Refusal{{Reason: "InsufficientPermission",
@@ -69,7 +69,7 @@ func TestMarkdown_golden(t *testing.T) {
 			r := paused(true)
 			r.State, r.Headline, r.Step, r.StepList, r.Refused = StateInProgress, "step 2/3 in progress", 2, steps(2, MarkCurrent), nil
 			r.Approvals = []Approval{{Action: "Approve", Step: 1, By: "reviewer", Via: "github-check-run", At: at}}
-			r.Revisions[0].Pods, r.Revisions[1].Pods, r.Revisions[1].Ready = 2, 2, 1
+			r.Revisions[0].Pods, r.Revisions[1].Pods = 2, 2
 			r.Revisions[0].Percent, r.Revisions[1].Percent = 50, 50
 			return r
 		}()},
@@ -80,7 +80,7 @@ func TestMarkdown_golden(t *testing.T) {
 				{Action: "Approve", Step: 1, By: "reviewer", Via: "github-check-run", At: at},
 				{Action: "PromoteFull", Step: 3, By: "lead", Via: "github-label", At: at.Add(10 * time.Minute)},
 			}
-			r.Revisions, r.TrafficNote = []Revision{{Name: "7c9ab1d2e3", Role: "current", Pods: 4, Ready: -1, Percent: 100}}, ""
+			r.Revisions, r.TrafficNote = []Revision{{Name: "7c9ab1d2e3", Role: "current", Pods: 4, Percent: 100}}, ""
 			return r
 		}()},
 		{"rolled-back", func() Release {
@@ -91,7 +91,7 @@ func TestMarkdown_golden(t *testing.T) {
 				{Action: "Approve", Step: 1, By: "reviewer", Via: "gitea-label", At: at},
 				{Action: "Rollback", By: "lead", Via: "gitea-label", At: at.Add(time.Hour)},
 			}
-			r.Revisions, r.TrafficNote = []Revision{{Name: "6d5f8c7b9a", Role: "stable", Pods: 4, Ready: -1, Percent: 100}}, ""
+			r.Revisions, r.TrafficNote = []Revision{{Name: "6d5f8c7b9a", Role: "stable", Pods: 4, Percent: 100}}, ""
 			return r
 		}()},
 		{"rejected-reverted", func() Release {

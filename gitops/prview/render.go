@@ -133,15 +133,11 @@ func writeRevisions(b *strings.Builder, r Release) {
 	}
 	b.WriteString("\n| Revision | Pods | Requests |\n|---|---|---|\n")
 	for _, rev := range r.Revisions {
-		pods := fmt.Sprint(rev.Pods)
-		if rev.Ready >= 0 {
-			pods += fmt.Sprintf(" (%d ready)", rev.Ready)
-		}
 		share := "-"
 		if rev.Percent >= 0 {
 			share = fmt.Sprintf("%d%%", rev.Percent)
 		}
-		fmt.Fprintf(b, "| `%s` %s | %s | %s |\n", short(rev.Name), rev.Role, pods, share)
+		fmt.Fprintf(b, "| `%s` %s | %d | %s |\n", short(rev.Name), rev.Role, rev.Pods, share)
 	}
 	if r.TrafficNote != "" {
 		fmt.Fprintf(b, "\n<sub>%s</sub>\n", r.TrafficNote)
