@@ -310,3 +310,49 @@ func TestGitGate_withToken_stickyCommentAndNoCheckRuns(t *testing.T) {
 		t.Fatalf("the comment was edited %d more times with disableComment", n-edits)
 	}
 }
+
+// Story: two sluice replicas under leader election, sluice a GitHub App. GitHub delivers a
+// press of "Approve step 1" to the standby: the standby verifies it and records it on the
+// GitGate, and the leader applies it within seconds, as the presser's approval.
+func TestGitGate_checkRunPressToTheStandby_reachesTheLeader(t *testing.T) {
+	secret := []byte("ha-app-hook-secret")
+	suite.stopManager()
+	t.Cleanup(func() {
+		if err := startManager(context.Background()); err != nil {
+			t.Errorf("restarting the suite's sluice: %v", err)
+		}
+	})
+	flags := []string{"--leader-elect", "--leader-election-namespace=default", "--leader-election-lease-duration=4s", "--git-allow-insecure-http"}
+	leader, standby := electedPair(t, startReplica(t, "sluice-press-a", flags...), startReplica(t, "sluice-press-b", flags...))
+
+	w := newAppWorld(t, secret, func(g *gitopsv1alpha1.GitGate) { g.Spec.Interval = metav1.Duration{Duration: time.Hour} })
+	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
+	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
+	w.waitApplied(merge)
+	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
+	run := w.waitCheckRun(merge, "in_progress", []string{"approve-1", "promote", "rollback"}, "Step 1/3 paused")
+	w.waitComment(pr, appBot, "Step 1/3 paused")
+	w.afterPause()
+
+	// When GitHub delivers the reviewer's press to the standby.
+	delivered := time.Now()
+	d, err := w.gh.DeliverRequestedAction(context.Background(), hookURL(standby), secret, ghRepo, run.ID, "approve-1", "reviewer")
+	if err != nil || d.Status != http.StatusOK {
+		t.Fatalf("press delivered to the standby answered %d, %v; want 200", d.Status, err)
+	}
+	// Then the standby recorded it on the gate, and the leader approved step 1 as the reviewer.
+	if list, err := receiver.DecodePresses(w.getGate().Annotations[receiver.PressesAnnotation]); err != nil || len(list) != 1 || list[0].Delivery != d.ID {
+		t.Fatalf("presses on the gate = %+v, %v; want the delivery %s", list, err, d.ID)
+	}
+	w.waitStep(2, rolloutsv1beta1.CanaryStepStatePaused)
+	if took := time.Since(delivered); took > 15*time.Second {
+		t.Errorf("step 2 started %s after the press reached the standby, want within seconds", took)
+	}
+	if got := w.approvals(); len(got) != 1 || got[0].By != "reviewer" || got[0].Via != "github-check-run" {
+		t.Fatalf("approvals = %+v, want step 1 by reviewer via github-check-run", got)
+	}
+	w.waitCheckRun(merge, "in_progress", []string{"approve-2", "promote", "rollback"}, "Step 2/3 paused")
+	if !leader.Leader() || standby.Leader() {
+		t.Fatalf("leadership moved during the story: %s leads %v, %s leads %v", leader.Name, leader.Leader(), standby.Name, standby.Leader())
+	}
+}
