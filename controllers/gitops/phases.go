@@ -59,6 +59,9 @@ type scope struct {
 	applying bool
 	// wakeAt is the earliest time a decision changes by time alone.
 	wakeAt time.Time
+	// replicas are the pods each Rollout's workload asks for, by Rollout
+	// name (noteReplicas, surface.go).
+	replicas map[string]int32
 }
 
 // applyingRequeue is how soon a gate looks again when a GitOps tool was in
@@ -73,7 +76,7 @@ func newScope(gg *gitopsv1alpha1.GitGate) *scope {
 	}
 	host, _ := scmOf(gg)
 	s := &scope{gg: gg, base: gg.DeepCopy(), interval: interval, policy: policyOf(gg), host: host,
-		teams: map[string][]string{}}
+		teams: map[string][]string{}, replicas: map[string]int32{}}
 	// After the copy: handling the request is news for the status.
 	if v, ok := meta.ReconcileAnnotationValue(gg.GetAnnotations()); ok {
 		gg.Status.LastHandledReconcileAt = v
@@ -141,6 +144,10 @@ func (r *Reconciler) reconcileRollouts(ctx context.Context, s *scope) (ctrl.Resu
 	// never waits for the status posts of the Rollouts before it.
 	for i := range results {
 		r.postStatuses(ctx, s, &results[i], posts[i])
+	}
+	// Then the pull requests' comments and check runs, which show the statuses decided.
+	for i := range results {
+		r.postSurface(ctx, s, &s.rollouts[i], &results[i], posts[i])
 	}
 	gg := s.gg
 	gg.Status.Rollouts = results
@@ -280,6 +287,8 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 			reason = fmt.Sprintf("label %s on pull request #%d", s.policy.RollbackLabel, in.PullRequest)
 		case in.Via == ViaTrailer:
 			reason = "trailer in commit " + short(in.Commit)
+		case in.Via == ViaCheckRun:
+			reason = fmt.Sprintf("button Roll back of check run %s pressed by %s", o.Context, in.By)
 		case in.Via == ViaStepTimeout:
 			reason = fmt.Sprintf("step %d/%d waited longer than %s for an approval", o.Rollout.Step, o.Rollout.Steps, s.policy.StepTimeout)
 		}
@@ -314,7 +323,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 				"Revision %s rolled back to the stable revision %s by %s via %s: the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
 				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
 		}
-		if repo := scmRepositoryOf(s.gg); isLabel(in.Via) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
+		if repo := scmRepositoryOf(s.gg); (isLabel(in.Via) || in.Via == ViaCheckRun) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
 			r.proposeRevert(ctx, s, ro, o, in)
 		}
 	case ActionRetry:
