@@ -11,6 +11,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/progress"
+	"github.com/sluice-dev/sluice/workload"
 	"github.com/sluice-dev/sluice/workload/batch"
 )
 
@@ -235,7 +236,29 @@ func stagesTraffic(stages []rolloutsv1beta1.FinalisingStepType, cs *progress.Pro
 }
 
 // wanted is Wanted for the status st, whose release is cs (nil: none).
+//
+// A BatchRelease being deleted (by hand, mid-release) hands the workload
+// back to its controller, which then finishes the rollout: a stable
+// Service narrowed to a revision the workload does not finish on would be
+// left selecting no pod. The BatchRelease's controller gives such a
+// Service back before it hands the workload back; meanwhile the Rollout
+// leaves it as it is rather than narrow it again.
 func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, cs *progress.Progress, obs Observation) Traffic {
+	t := wantedAt(ro, st, cs, obs)
+	if br := obs.BatchRelease; br != nil && br.Deleting && !br.SkipHandBack && t.Stable == StableNarrow && !finishesOn(obs.Workload, t.StableRevision) {
+		t.Stable, t.StableRevision = StableKeep, ""
+	}
+	return t
+}
+
+// finishesOn reports whether w's own controller, handed it back, finishes
+// its rollout on revision rev (a pod-template-hash or revision name).
+func finishesOn(w *workload.Status, rev string) bool {
+	return w != nil && rev != "" && (w.UpdateRevision == rev || w.PodTemplateHash == rev)
+}
+
+// wantedAt is what the release's point asks the traffic to carry.
+func wantedAt(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, cs *progress.Progress, obs Observation) Traffic {
 	if obs.Traffic == nil || cs == nil {
 		return Traffic{}
 	}
