@@ -92,4 +92,3 @@ func narrowedTo(svc *corev1.Service, rec *handback.Record, finishing []string) (
 	}
 	return added, nil
 }
-
