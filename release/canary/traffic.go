@@ -237,16 +237,32 @@ func stagesTraffic(stages []rolloutsv1beta1.FinalisingStepType, cs *progress.Pro
 
 // wanted is Wanted for the status st, whose release is cs (nil: none).
 //
-// A BatchRelease being deleted (by hand, mid-release) hands the workload
-// back to its controller, which then finishes the rollout: a stable
-// Service narrowed to a revision the workload does not finish on would be
-// left selecting no pod. The BatchRelease's controller gives such a
-// Service back before it hands the workload back; meanwhile the Rollout
-// leaves it as it is rather than narrow it again.
+// The stable Service is narrowed to a revision the workload does not
+// finish on only while the release holds the workload: once the workload
+// is handed back to its own controller, that controller finishes the
+// rollout and removes every pod of such a revision, and the Service would
+// select none. So:
+//   - while a BatchRelease is being deleted (by hand, mid-release) and
+//     hands the workload back, the Service is left as it is: the
+//     BatchRelease's controller gives it back before the hand-back, and
+//     narrowing it again meanwhile would undo that;
+//   - once the workload is no longer marked in progress for this Rollout
+//     (handed back by a deleted BatchRelease, or its restore patch applied
+//     by hand), the Service gets its own selector back instead.
+//
+// Narrowing to the revision the workload finishes on (a rollback) is safe
+// at any time: its pods only grow.
 func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, cs *progress.Progress, obs Observation) Traffic {
 	t := wantedAt(ro, st, cs, obs)
-	if br := obs.BatchRelease; br != nil && br.Deleting && !br.SkipHandBack && t.Stable == StableNarrow && !finishesOn(obs.Workload, t.StableRevision) {
+	w := obs.Workload
+	if t.Stable != StableNarrow || w == nil || finishesOn(w, t.StableRevision) {
+		return t
+	}
+	switch br := obs.BatchRelease; {
+	case br != nil && br.Deleting && !br.SkipHandBack:
 		t.Stable, t.StableRevision = StableKeep, ""
+	case w.InProgressRollout != ro.Name:
+		t.Stable, t.StableRevision = StableRestore, ""
 	}
 	return t
 }

@@ -124,6 +124,10 @@ func TestWanted_orderOfOperations(t *testing.T) {
 			inStep(trafficRollout(), inRolling, 1, rolloutsv1beta1.CanaryStepStatePaused, ""),
 			Observation{BatchRelease: &BatchReleaseView{Deleting: true}, Workload: &workload.Status{Replicas: 10, StableRevision: "v1", UpdateRevision: "v1", PodTemplateHash: "v1"}}, true,
 			shift(ptr[int32](20), nil)},
+		{"the workload handed back outside the release (no longer marked in progress): the stable Service gets its own selector back",
+			inStep(trafficRollout(), inRolling, 1, rolloutsv1beta1.CanaryStepStatePaused, ""),
+			Observation{Workload: &workload.Status{Replicas: 10, StableRevision: "v1", UpdateRevision: "v2", PodTemplateHash: "v2"}}, true,
+			Traffic{Stable: StableRestore, Canary: CanaryEnsure, CanaryRevision: "v2", Routes: RoutesShift, Weight: ptr[int32](20)}},
 		{"in place, a step releasing every pod: the stable Service is not narrowed",
 			inStep(inPlace(), inRolling, 4, rolloutsv1beta1.CanaryStepStateBeforeUpgrade, ""), Observation{}, true, everythingBack},
 	}
