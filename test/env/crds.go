@@ -11,6 +11,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -27,27 +28,33 @@ func HTTPRouteCRD() (string, error) {
 }
 
 // InstallCRDFile creates the CustomResourceDefinition of the YAML file
-// path, unless it exists, and waits until it is established.
+// path, unless it exists, and waits until it is established. It works
+// through c whatever c's scheme knows (CRDs are written as unstructured
+// objects).
 func InstallCRDFile(ctx context.Context, c client.Client, path string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.Unmarshal(raw, crd); err != nil {
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	delete(crd.Object, "status")
 	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+		return fmt.Errorf("creating CRD %s: %w", crd.GetName(), err)
 	}
 	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got := &apiextensionsv1.CustomResourceDefinition{}
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(crd.GroupVersionKind())
 		if err := c.Get(ctx, client.ObjectKeyFromObject(crd), got); err != nil {
 			return false, nil //nolint:nilerr // not there yet
 		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+		conditions, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, cond := range conditions {
+			m, _ := cond.(map[string]any)
+			if m["type"] == string(apiextensionsv1.Established) && m["status"] == string(apiextensionsv1.ConditionTrue) {
 				return true, nil
 			}
 		}
