@@ -119,17 +119,17 @@ func Start(t *testing.T, o Options) *Process {
 	}
 	p.cmd = exec.Command(o.Binary, append(args, o.Flags...)...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	env := o.Env
+	procEnv := o.Env
 	if len(o.KillPoints) > 0 {
 		p.killPoints = filepath.Join(t.TempDir(), o.Name+".points")
 		names := make([]string, len(o.KillPoints))
 		for i, kp := range o.KillPoints {
 			names[i] = string(kp)
 		}
-		env = append(env, killpoint.EnvPoint+"="+strings.Join(names, ","), killpoint.EnvNamespace+"="+o.KillNamespace, killpoint.EnvFile+"="+p.killPoints)
+		procEnv = append(procEnv, killpoint.EnvPoint+"="+strings.Join(names, ","), killpoint.EnvNamespace+"="+o.KillNamespace, killpoint.EnvFile+"="+p.killPoints)
 	}
-	if len(env) > 0 {
-		p.cmd.Env = append(os.Environ(), env...)
+	if len(procEnv) > 0 {
+		p.cmd.Env = append(os.Environ(), procEnv...)
 	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

@@ -337,10 +337,7 @@ func TestRecovery_killedMidBatch_kubectlSluiceRecoverFinishesTheDeployment(t *te
 func TestRecovery_batchReleaseDeletedByHand_serviceRestoredBeforeTheHandBack(t *testing.T) {
 	const name = "sluice-recovery-br"
 	t.Cleanup(func() { deleteWebhooks(t, name) })
-	p := managerproc.Start(t, managerproc.Options{
-		Name: name, Binary: suite.binary, Kubeconfig: suite.kubeconfig, Client: suite.c,
-		KillPoints: []killpoint.Point{killpoint.BatchReleaseHandedBack},
-	})
+	p := startSluice(t, name)
 	s := newStory(t, "recover-br", false)
 	if err := setImage(ctxFor(t), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "web"}}, "web:v2"); err != nil {
 		t.Fatal(err)
@@ -351,6 +348,13 @@ func TestRecovery_batchReleaseDeletedByHand_serviceRestoredBeforeTheHandBack(t *
 	if sel := s.selector(); sel["pod-template-hash"] == "" {
 		t.Fatalf("the stable Service selects %v at step 1, not narrowed", sel)
 	}
+	// The same sluice again, blocking once a BatchRelease of this
+	// namespace has handed its workload back.
+	p.Kill(t)
+	p = managerproc.Start(t, managerproc.Options{
+		Name: name, Binary: suite.binary, Kubeconfig: suite.kubeconfig, Client: suite.c,
+		KillPoints: []killpoint.Point{killpoint.BatchReleaseHandedBack}, KillNamespace: s.ns,
+	})
 	m := kube.WatchServing(t, suite.c, s.ns)
 	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "web"}}
 	if err := suite.c.Delete(ctxFor(t), br); err != nil {
