@@ -106,7 +106,7 @@ func (r *Reconciler) caughtUp(ctx context.Context, ro *rolloutsv1beta1.Rollout, 
 // in progress or aborted, only the revision's pull request is read.
 func (r *Reconciler) observePullRequests(ctx context.Context, s *scope, o *Observation) {
 	log := ctrl.LoggerFrom(ctx)
-	if s.c.scm == nil || r.Clock.Now().Before(s.retryAt) {
+	if _, limited := s.rateLimited(r.Clock.Now()); s.c.scm == nil || limited {
 		return
 	}
 	shas := o.releaseSHAs()
@@ -174,18 +174,15 @@ func (r *Reconciler) observeLabels(ctx context.Context, s *scope, o *Observation
 		}
 		lb := Label{AppliedLabel: l, Permission: scm.PermissionNone, PullRequest: n}
 		if l.AddedBy != "" {
-			perm, ok := s.perms[l.AddedBy]
-			if !ok {
-				perm, err = s.c.scm.Permission(ctx, l.AddedBy)
-				if err != nil && !scm.IsNotFound(err) {
-					s.noteSCM(err)
-					log.Info("Permission not read", "user", l.AddedBy, "reason", err.Error())
-					continue
-				}
-				if err != nil {
-					perm = scm.PermissionNone
-				}
-				s.perms[l.AddedBy] = perm
+			// Asked once per user and reconcile (the memo).
+			perm, err := s.c.scm.Permission(ctx, l.AddedBy)
+			if err != nil && !scm.IsNotFound(err) {
+				s.noteSCM(err)
+				log.Info("Permission not read", "user", l.AddedBy, "reason", err.Error())
+				continue
+			}
+			if err != nil {
+				perm = scm.PermissionNone
 			}
 			lb.Permission = perm
 			teams, err := r.teamsOf(ctx, s, l.AddedBy, p.TeamsToAsk(l.AddedBy, perm))

@@ -177,6 +177,9 @@ type Observation struct {
 	// Trailers are the commits after Revision with directives for the
 	// Rollout, oldest first.
 	Trailers []TrailerCommit
+	// Presses are the verified presses of the buttons of the Rollout's
+	// check run on the release's commits, not applied yet (presses.go).
+	Presses []ButtonPress
 	// Declared is the Rollout's sluice.dev/approve annotation when it
 	// names a commit, as applied from Git (nil: none).
 	Declared *DeclaredApproval
@@ -283,10 +286,16 @@ func Decide(o Observation) Decision {
 		// Held on the stable revision: only a retry applies; every other
 		// intent for this revision is refused, saying what to do.
 		d.Apply, d.Rejections = o.whileAborted()
+		d.Rejections = append(d.Rejections, o.pressesWhileAborted()...)
 	case o.RevertedBy != "" && o.Rollout.InRelease && !o.applied(o.RevertedBy):
 		d.Apply = &Intent{Action: ActionRollback, By: o.RevertedBy, Via: ViaRevert, Key: o.RevertedBy, Commit: o.RevertedBy}
 	default:
 		d.Apply, d.Rejections = o.fromLabels()
+		if d.Apply == nil {
+			var more []Rejection
+			d.Apply, more = o.fromPresses()
+			d.Rejections = append(d.Rejections, more...)
+		}
 		if d.Apply == nil {
 			var more []Rejection
 			d.Apply, more = o.fromTrailers()

@@ -216,6 +216,12 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) answer {
 	if kind == KindPullRequest && !handledAction(e.Action) {
 		return skip(http.StatusAccepted, ReasonIgnoredAction, fmt.Sprintf("pull_request action %q is not used by sluice, ignored", e.Action))
 	}
+	if kind == KindCheckRun && e.Action != ActionRequestedAction {
+		return skip(http.StatusAccepted, ReasonIgnoredAction, fmt.Sprintf("check_run action %q is not used by sluice, ignored", e.Action))
+	}
+	if kind == KindCheckRun {
+		e.signature, e.payload = signature, string(raw)
+	}
 	e.Delivery = id
 	if hook, err := strconv.ParseInt(r.Header.Get(headerHookID), 10, 64); err == nil && e.HookID == 0 {
 		e.HookID = hook

@@ -14,6 +14,7 @@ type Client interface {
 	PermissionReader
 	TeamReader
 	RevertProposer
+	CommentWriter
 }
 
 // Host names a kind of source-code host.

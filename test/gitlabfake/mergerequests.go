@@ -29,6 +29,7 @@ type mergeRequest struct {
 	removeSource   bool
 	labels         []string
 	labelEvents    []labelEvent
+	notes          []*note
 }
 
 // labelEvent is a resource label event.
