@@ -48,7 +48,8 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	if ann == "" {
 		ann = gitopsv1alpha1.DefaultRevisionAnnotation
 	}
-	rev, err := appliedcommit.Resolver{Reader: r.APIReader}.Of(ctx, w, appliedcommit.Options{Source: appliedcommit.Source(spec.From), Annotation: ann, ArgoCDNamespace: spec.ArgoCDNamespace})
+	rev, err := appliedcommit.Resolver{Reader: r.APIReader}.Of(ctx, w, appliedcommit.Options{Source: appliedcommit.Source(spec.From), Annotation: ann,
+		PathAnnotation: gitopsv1alpha1.RevisionPathAnnotation, ArgoCDNamespace: spec.ArgoCDNamespace})
 	if err != nil {
 		return o, err
 	}

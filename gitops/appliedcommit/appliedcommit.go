@@ -95,6 +95,9 @@ type Options struct {
 	Source Source
 	// Annotation is the workload annotation read by Annotation and Auto.
 	Annotation string
+	// PathAnnotation is the workload annotation that gives the revision
+	// read from Annotation its Path; empty reads none.
+	PathAnnotation string
 	// ArgoCDNamespace is where Applications live when the tracking id does
 	// not say; empty means DefaultArgoCDNamespace.
 	ArgoCDNamespace string
@@ -111,7 +114,7 @@ type Resolver struct {
 func (r Resolver) Of(ctx context.Context, workload client.Object, o Options) (Revision, error) {
 	switch o.Source {
 	case SourceAnnotation:
-		return fromAnnotation(workload, o.Annotation)
+		return fromAnnotation(workload, o.Annotation, o.PathAnnotation)
 	case SourceFlux:
 		return r.fromFlux(ctx, workload)
 	case SourceArgoCD:
@@ -122,7 +125,7 @@ func (r Resolver) Of(ctx context.Context, workload client.Object, o Options) (Re
 	}
 	var errs []error
 	for _, try := range []func() (Revision, error){
-		func() (Revision, error) { return fromAnnotation(workload, o.Annotation) },
+		func() (Revision, error) { return fromAnnotation(workload, o.Annotation, o.PathAnnotation) },
 		func() (Revision, error) { return r.fromFlux(ctx, workload) },
 		func() (Revision, error) { return r.fromArgoCD(ctx, workload, o.ArgoCDNamespace) },
 	} {
@@ -138,7 +141,7 @@ func (r Resolver) Of(ctx context.Context, workload client.Object, o Options) (Re
 	return Revision{}, errors.Join(errs...)
 }
 
-func fromAnnotation(w client.Object, key string) (Revision, error) {
+func fromAnnotation(w client.Object, key, pathKey string) (Revision, error) {
 	if key == "" {
 		return Revision{}, fmt.Errorf("%w: no revision annotation configured", ErrNoRevision)
 	}
@@ -150,7 +153,11 @@ func fromAnnotation(w client.Object, key string) (Revision, error) {
 	if err != nil {
 		return Revision{}, fmt.Errorf("annotation %s: %w", key, err)
 	}
-	return Revision{SHA: sha, Ref: ref, Source: SourceAnnotation, From: "annotation " + key}, nil
+	rev := Revision{SHA: sha, Ref: ref, Source: SourceAnnotation, From: "annotation " + key}
+	if pathKey != "" {
+		rev.Path = w.GetAnnotations()[pathKey]
+	}
+	return rev, nil
 }
 
 func (r Resolver) fromFlux(ctx context.Context, w client.Object) (Revision, error) {

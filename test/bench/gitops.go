@@ -184,7 +184,13 @@ func (s *gitopsScenario) deployment(i int, sha string) *appsv1.Deployment {
 	two := int32(2)
 	labels := map[string]string{"app": s.app(i)}
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: s.app(i), Annotations: map[string]string{gitopsv1alpha1.DefaultRevisionAnnotation: sha}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: s.app(i), Annotations: map[string]string{
+			gitopsv1alpha1.DefaultRevisionAnnotation: sha,
+			// Its manifest's path: of the commits a revision brings, only
+			// those that changed it are the release's (one pull request per
+			// group, not every merge since the last sync).
+			gitopsv1alpha1.RevisionPathAnnotation: "apps/" + s.app(i) + ".yaml",
+		}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &two,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -370,12 +376,15 @@ func (s *gitopsScenario) approve(ctx context.Context, prs []int) (intent, write 
 // group's delivery, and returns the delays.
 func (s *gitopsScenario) latencies(ctx context.Context, firstAfter func(string, time.Time) (time.Time, bool), delivered []time.Time, what string) ([]float64, error) {
 	out := make([]float64, s.n)
-	missing := 0
+	missing, example := 0, ""
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, setupLimit, true, func(context.Context) (bool, error) {
 		missing = 0
 		for i := range s.n {
 			at, ok := firstAfter(s.app(i), delivered[s.group(i)])
 			if !ok {
+				if missing == 0 {
+					example = fmt.Sprintf("%s (delivered %s)", s.app(i), delivered[s.group(i)].Format(time.StampMilli))
+				}
 				missing++
 				continue
 			}
@@ -384,7 +393,13 @@ func (s *gitopsScenario) latencies(ctx context.Context, firstAfter func(string, 
 		return missing == 0, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("waiting for %s: %w (%d of %d apps never seen)", what, err, missing, s.n)
+		ro := &rolloutsv1beta1.Rollout{}
+		name, _, _ := strings.Cut(example, " ")
+		if gerr := s.c.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: name}, ro); gerr == nil {
+			example += fmt.Sprintf(": approve %q, abort %q, %s", ro.Annotations[rolloutsv1beta1.ApproveAnnotation],
+				ro.Annotations[rolloutsv1beta1.AbortAnnotation], describeRollout(ro))
+		}
+		return nil, fmt.Errorf("waiting for %s: %w (%d of %d apps never seen, e.g. %s)", what, err, missing, s.n, example)
 	}
 	return out, nil
 }

@@ -242,6 +242,13 @@ const (
 // commit of its manifest when no GitOps tool does.
 const DefaultRevisionAnnotation = "sluice.dev/revision"
 
+// RevisionPathAnnotation is the workload annotation that names, beside the
+// revision annotation, the path of the repository its manifests come from
+// ("apps/checkout", a directory or a file). With it, a revision that brings
+// several commits counts only those that changed that path as the
+// release's (as a Kustomization's spec.path does); without it, every one.
+const RevisionPathAnnotation = "sluice.dev/revision-path"
+
 // RevisionSource says where the commit being released is read from.
 type RevisionSource struct {
 	// From is Auto, Flux, ArgoCD or Annotation.
