@@ -14,6 +14,9 @@ type Client interface {
 	PermissionReader
 	TeamReader
 	RevertProposer
+	CommentReader
+	ReviewReader
+	CommitAuthorReader
 }
 
 // Host names a kind of source-code host.

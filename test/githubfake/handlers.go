@@ -15,7 +15,7 @@ const maxStatusesPerContext = 1000
 
 // handlers maps each operation of the trimmed description to its handler.
 func (s *Server) handlers() map[string]handler {
-	return map[string]handler{
+	h := map[string]handler{
 		"apps/create-installation-access-token":   s.createInstallationToken,
 		"git/create-commit":                       s.createCommit,
 		"git/create-ref":                          s.createRef,
@@ -36,6 +36,10 @@ func (s *Server) handlers() map[string]handler {
 		"repos/list-pull-requests-associated-with-commit": s.listPullsForCommit,
 		"teams/get-membership-for-user-in-org":            s.getTeamMembership,
 	}
+	for op, f := range s.conversationHandlers() {
+		h[op] = f
+	}
+	return h
 }
 
 func decode(c *call, v any) error {

@@ -9,7 +9,7 @@ import (
 
 // routes lists every operation the fake serves, with the client-go options type each takes.
 func (s *Server) routes() []route {
-	return []route{
+	return append([]route{
 		{http.MethodGet, "/users", &gitlab.ListUsersOptions{}, s.listUsers},
 		{http.MethodGet, "/projects/:id", &gitlab.GetProjectOptions{}, s.getProject},
 		{http.MethodGet, "/projects/:id/members/all/:user_id", nil, s.projectMember},
@@ -26,7 +26,7 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/projects/:id/merge_requests", &gitlab.CreateMergeRequestOptions{}, s.createMergeRequest},
 		{http.MethodGet, "/projects/:id/merge_requests/:iid", &gitlab.GetMergeRequestsOptions{}, s.getMergeRequest},
 		{http.MethodGet, "/projects/:id/merge_requests/:iid/resource_label_events", &gitlab.ListLabelEventsOptions{}, s.labelEvents},
-	}
+	}, s.conversationRoutes()...)
 }
 
 // getCommit serves GET /projects/:id/repository/commits/:sha (a commit id or a branch name).

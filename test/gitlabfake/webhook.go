@@ -253,20 +253,22 @@ func stateID(state string) gitlab.StateID {
 	return gitlab.StateIDOpen
 }
 
-// CommentOnMergeRequest has username comment body on a merge request (a Note Hook delivery).
-func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, body string) {
+// CommentOnMergeRequest has username comment body on a merge request: a note, and a Note Hook
+// delivery. It returns the note's id.
+func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, body string) int64 {
 	s.mu.Lock()
 	p := s.mustProject(projectPath)
 	u := s.mustUser(username)
 	mr := s.mustMR(p, iid)
-	now := s.now().Format("2006-01-02 15:04:05 UTC")
+	n := s.addNote(mr, u, body, false)
+	now := n.created.Format("2006-01-02 15:04:05 UTC")
 	ev := gitlab.MergeCommentEvent{
 		ObjectKind: "note", EventType: "note", User: s.eventUser(u), ProjectID: p.id,
 		Project: gitlab.MergeCommentEventProject{ID: p.id, Name: lastSegment(p.path), PathWithNamespace: p.path,
 			DefaultBranch: p.repo.defaultBranch, WebURL: s.URL + "/" + p.path, Namespace: namespaceOf(p.path)},
-		ObjectAttributes: gitlab.MergeCommentEventObjectAttributes{ID: s.newID(), Note: body, NoteableType: "MergeRequest",
+		ObjectAttributes: gitlab.MergeCommentEventObjectAttributes{ID: n.id, Note: body, NoteableType: "MergeRequest",
 			NoteableID: mr.id, AuthorID: u.id, ProjectID: p.id, CreatedAt: now, UpdatedAt: now, Action: gitlab.CommentEventActionCreate,
-			URL: fmt.Sprintf("%s/%s/-/merge_requests/%d#note_%d", s.URL, p.path, mr.iid, s.nextID)},
+			URL: fmt.Sprintf("%s/%s/-/merge_requests/%d#note_%d", s.URL, p.path, mr.iid, n.id)},
 		MergeRequest: gitlab.MergeCommentEventMergeRequest{ID: mr.id, IID: mr.iid, TargetBranch: mr.target, SourceBranch: mr.source,
 			SourceProjectID: p.id, TargetProjectID: p.id, AuthorID: mr.author.id, Title: mr.title, State: mr.state,
 			LastCommit: gitlab.EventMergeRequestLastCommit{ID: mr.head}, Labels: s.eventLabels(p, mr.labels)},
@@ -274,6 +276,7 @@ func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, 
 	deliveries := s.fanOut(p, EventNote, payload(ev, nil))
 	s.mu.Unlock()
 	s.deliver(deliveries)
+	return n.id
 }
 
 func lastSegment(path string) string {

@@ -99,7 +99,8 @@ type Client struct {
 	info   *gl.Project
 
 	usersMu sync.Mutex
-	userIDs map[string]int64 // lower-case username -> id
+	userIDs map[string]int64  // lower-case username -> id
+	emails  map[string]string // lower-case e-mail -> username ("" for none), see userOfEmail
 }
 
 // The capabilities a Client implements.

@@ -1,0 +1,233 @@
+package gitlabfake
+
+import (
+	"fmt"
+	"net/http"
+	"net/mail"
+	"strings"
+	"time"
+
+	gitlab "gitlab.com/gitlab-org/api/client-go"
+)
+
+// note is a note (comment) of a merge request; system notes are GitLab's own.
+type note struct {
+	id      int64
+	author  *user
+	body    string
+	system  bool
+	created time.Time
+	updated time.Time
+}
+
+// approval is a user's standing approval of a merge request.
+type approval struct {
+	user *user
+	at   time.Time
+}
+
+// The system notes GitLab writes when a merge request is approved and the approval taken back.
+const (
+	noteApproved   = "approved this merge request"
+	noteUnapproved = "unapproved this merge request"
+)
+
+// conversationRoutes are the operations of this file.
+func (s *Server) conversationRoutes() []route {
+	return []route{
+		{http.MethodGet, "/projects/:id/merge_requests/:iid/notes", &gitlab.ListMergeRequestNotesOptions{}, s.listNotes},
+		{http.MethodGet, "/projects/:id/merge_requests/:iid/approvals", nil, s.getApprovals},
+		{http.MethodGet, "/projects/:id/merge_requests/:iid/commits", &gitlab.GetMergeRequestCommitsOptions{}, s.mergeRequestCommits},
+	}
+}
+
+// addNote records a note on mr, as GitLab stores it.
+func (s *Server) addNote(mr *mergeRequest, u *user, body string, system bool) *note {
+	now := s.now()
+	n := &note{id: s.newID(), author: u, body: body, system: system, created: now, updated: now}
+	mr.notes = append(mr.notes, n)
+	mr.updated = now
+	return n
+}
+
+// EditNote has the author of note id on a merge request change its body: its updated_at moves.
+func (s *Server) EditNote(projectPath string, iid, id int64, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mr := s.mustMR(s.mustProject(projectPath), iid)
+	for _, n := range mr.notes {
+		if n.id == id && !n.system {
+			n.body, n.updated = body, s.now()
+			return
+		}
+	}
+	panic(fmt.Sprintf("gitlabfake: no note %d on !%d", id, iid))
+}
+
+// ApproveMergeRequest has username approve a merge request, as POST
+// /projects/:id/merge_requests/:iid/approve does: GitLab records the approval with a system note
+// "approved this merge request". Like GitLab, the fake refuses (here by panicking) an approval
+// of a merge request that is no longer open, by a user below the Developer role, or twice.
+func (s *Server) ApproveMergeRequest(projectPath string, iid int64, username string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.mustProject(projectPath)
+	mr := s.mustMR(p, iid)
+	u := s.mustUser(username)
+	switch {
+	case mr.state != "opened":
+		panic(fmt.Sprintf("gitlabfake: merge request !%d is %s and cannot be approved", iid, mr.state))
+	case s.access(p, u) < gitlab.DeveloperPermissions:
+		panic(fmt.Sprintf("gitlabfake: %s may not approve merge requests of %s", username, p.path))
+	}
+	for _, a := range mr.approvals {
+		if a.user == u {
+			panic(fmt.Sprintf("gitlabfake: %s already approved !%d", username, iid))
+		}
+	}
+	n := s.addNote(mr, u, noteApproved, true)
+	mr.approvals = append(mr.approvals, &approval{user: u, at: n.created})
+}
+
+// UnapproveMergeRequest has username take back their approval of a merge request (a system note
+// "unapproved this merge request").
+func (s *Server) UnapproveMergeRequest(projectPath string, iid int64, username string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mr := s.mustMR(s.mustProject(projectPath), iid)
+	u := s.mustUser(username)
+	for i, a := range mr.approvals {
+		if a.user == u {
+			mr.approvals = append(mr.approvals[:i], mr.approvals[i+1:]...)
+			s.addNote(mr, u, noteUnapproved, true)
+			return
+		}
+	}
+	panic(fmt.Sprintf("gitlabfake: %s has not approved !%d", username, iid))
+}
+
+// Notes returns the ids of the notes people wrote on a merge request, oldest first.
+func (s *Server) Notes(projectPath string, iid int64) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []int64
+	for _, n := range s.mustMR(s.mustProject(projectPath), iid).notes {
+		if !n.system {
+			out = append(out, n.id)
+		}
+	}
+	return out
+}
+
+// listNotes serves GET /projects/:id/merge_requests/:iid/notes, with GitLab's sort (asc or desc,
+// the default) and order_by (created_at, the default, or updated_at).
+func (s *Server) listNotes(c *call) (reply, error) {
+	p, err := s.findProject(c)
+	if err != nil {
+		return reply{}, err
+	}
+	mr, err := s.findMR(c, p)
+	if err != nil {
+		return reply{}, err
+	}
+	sortBy, order := c.query.Get("order_by"), c.query.Get("sort")
+	if sortBy != "" && sortBy != "created_at" && sortBy != "updated_at" {
+		return reply{}, invalidParam("order_by does not have a valid value")
+	}
+	if order != "" && order != "asc" && order != "desc" {
+		return reply{}, invalidParam("sort does not have a valid value")
+	}
+	notes := append([]*note(nil), mr.notes...)
+	key := func(n *note) time.Time {
+		if sortBy == "updated_at" {
+			return n.updated
+		}
+		return n.created
+	}
+	for i := 1; i < len(notes); i++ { // stable insertion sort, oldest first, by id within a time
+		for j := i; j > 0 && (key(notes[j]).Before(key(notes[j-1])) || key(notes[j]).Equal(key(notes[j-1])) && notes[j].id < notes[j-1].id); j-- {
+			notes[j], notes[j-1] = notes[j-1], notes[j]
+		}
+	}
+	if order != "asc" {
+		for i, j := 0, len(notes)-1; i < j; i, j = i+1, j-1 {
+			notes[i], notes[j] = notes[j], notes[i]
+		}
+	}
+	list := make([]*gitlab.Note, 0, len(notes))
+	for _, n := range notes {
+		created, updated := n.created, n.updated
+		list = append(list, &gitlab.Note{
+			ID: n.id, Body: n.body, System: n.system, CreatedAt: &created, UpdatedAt: &updated,
+			Author:     gitlab.NoteAuthor{ID: n.author.id, Username: n.author.username, Name: n.author.name, State: n.author.state, WebURL: s.URL + "/" + n.author.username},
+			NoteableID: mr.id, NoteableType: "MergeRequest", NoteableIID: mr.iid, ProjectID: p.id,
+		})
+	}
+	from, to := paginate(c, len(list))
+	return reply{status: http.StatusOK, value: list[from:to]}, nil
+}
+
+// getApprovals serves GET /projects/:id/merge_requests/:iid/approvals: who approves the merge
+// request now (GitLab's approval configuration, without approval rules).
+func (s *Server) getApprovals(c *call) (reply, error) {
+	p, err := s.findProject(c)
+	if err != nil {
+		return reply{}, err
+	}
+	mr, err := s.findMR(c, p)
+	if err != nil {
+		return reply{}, err
+	}
+	created, updated := mr.created, mr.updated
+	out := &gitlab.MergeRequestApprovals{
+		ID: mr.id, IID: mr.iid, ProjectID: p.id, Title: mr.title, Description: mr.desc, State: mr.state,
+		CreatedAt: &created, UpdatedAt: &updated, MergeStatus: "can_be_merged", Approved: true,
+		ApprovedBy: []*gitlab.MergeRequestApproverUser{}, SuggestedApprovers: []*gitlab.BasicUser{},
+		Approvers: []*gitlab.MergeRequestApproverUser{}, ApproverGroups: []*gitlab.MergeRequestApproverGroup{},
+		UserCanApprove: mr.state == "opened" && s.access(p, c.user) >= gitlab.DeveloperPermissions,
+	}
+	for _, a := range mr.approvals {
+		out.ApprovedBy = append(out.ApprovedBy, &gitlab.MergeRequestApproverUser{User: s.basicUser(a.user)})
+		out.UserHasApproved = out.UserHasApproved || a.user == c.user
+	}
+	return reply{status: http.StatusOK, value: out}, nil
+}
+
+// mergeRequestCommits serves GET /projects/:id/merge_requests/:iid/commits: the commits the
+// merge request brings, newest first, as GitLab lists them.
+func (s *Server) mergeRequestCommits(c *call) (reply, error) {
+	p, err := s.findProject(c)
+	if err != nil {
+		return reply{}, err
+	}
+	mr, err := s.findMR(c, p)
+	if err != nil {
+		return reply{}, err
+	}
+	brought := map[string]bool{}
+	for _, sha := range mr.commits {
+		brought[sha] = true
+	}
+	list := []*gitlab.Commit{}
+	for sha := mr.head; brought[sha]; {
+		list = append(list, s.commitValue(p, sha))
+		cm := p.repo.commits[sha]
+		if len(cm.parents) == 0 {
+			break
+		}
+		sha = cm.parents[0]
+	}
+	from, to := paginate(c, len(list))
+	return reply{status: http.StatusOK, value: list[from:to]}, nil
+}
+
+// searchUsers matches a user against GET /users?search=: an e-mail address matches exactly (a
+// user's e-mail, which the fake treats as public), anything else a part of the username or
+// name, ignoring case.
+func searchUsers(u *user, q string) bool {
+	if _, err := mail.ParseAddress(q); err == nil && strings.Contains(q, "@") {
+		return strings.EqualFold(u.email, q)
+	}
+	q = strings.ToLower(q)
+	return strings.Contains(strings.ToLower(u.username), q) || strings.Contains(strings.ToLower(u.name), q)
+}
