@@ -51,6 +51,9 @@ type scope struct {
 	// teams caches, per user, the allowed teams they are a member of, read
 	// in this reconcile.
 	teams map[string][]string
+	// members caches, per user and team of the required approver sets,
+	// whether they are an active member, read in this reconcile.
+	members map[string]bool
 	// applying: a Rollout's GitOps tool was applying a revision, so the
 	// gate looks again soon.
 	applying bool
@@ -70,7 +73,7 @@ func newScope(gg *gitopsv1alpha1.GitGate) *scope {
 	}
 	host, _ := scmOf(gg)
 	s := &scope{gg: gg, base: gg.DeepCopy(), interval: interval, policy: policyOf(gg), host: host,
-		perms: map[string]scm.Permission{}, teams: map[string][]string{}}
+		perms: map[string]scm.Permission{}, teams: map[string][]string{}, members: map[string]bool{}}
 	// After the copy: handling the request is news for the status.
 	if v, ok := meta.ReconcileAnnotationValue(gg.GetAnnotations()); ok {
 		gg.Status.LastHandledReconcileAt = v
@@ -184,6 +187,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 	}
 	d := Decide(o)
 	out.Message = d.Message
+	out.Quorum = quorumStatus(d.Quorum)
 	if !d.WakeAt.IsZero() && (s.wakeAt.IsZero() || d.WakeAt.Before(s.wakeAt)) {
 		s.wakeAt = d.WakeAt
 	}
@@ -203,6 +207,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 			out.Approvals = append(out.Approvals, gitopsv1alpha1.AppliedApproval{
 				Action: string(d.Apply.Action), Step: d.Apply.Step, By: d.Apply.By, Via: d.Apply.Via,
 				At: metav1.NewTime(at), Key: d.Apply.Key, Rejected: d.Apply.Rejected,
+				Commit: d.Apply.Commit, PullRequest: d.Apply.PullRequest, Approvers: givenApprovals(d.Apply.Approvers),
 			})
 			if len(out.Approvals) > 50 {
 				out.Approvals = out.Approvals[len(out.Approvals)-50:]
@@ -288,6 +293,10 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 	case ActionApprove, ActionPromoteFull:
 		a := approval.Approval{Revision: o.Rollout.CanaryRevision, Step: in.Step, By: in.By, Via: in.Via, At: &at, Commit: in.Commit,
 			PullRequest: int32(in.PullRequest)} //nolint:gosec // pull request numbers fit
+		for _, p := range in.Approvers {
+			pat := p.At.UTC()
+			a.Approvers = append(a.Approvers, approval.Approver{By: p.By, Via: p.Via, At: &pat, Commit: p.Commit, PullRequest: int32(p.PullRequest)}) //nolint:gosec // pull request numbers fit
+		}
 		key = rolloutsv1beta1.ApproveAnnotation
 		patch = map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: approval.Encode(a)}}}
 	}
@@ -314,7 +323,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 			"Revision %s (commit %s) retried by %s via %s: released again from step 1", o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
 	case ActionApprove, ActionPromoteFull:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitApproval", "Approve",
-			"Step %d of revision %s (commit %s) approved by %s via %s", in.Step, o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
+			"Step %d of revision %s (commit %s) approved by %s", in.Step, o.Rollout.CanaryRevision, short(o.Revision), describeApprovers(in))
 	}
 	return nil
 }
@@ -373,9 +382,60 @@ func refuse(list []gitopsv1alpha1.RefusedIntent, rej Rejection) []gitopsv1alpha1
 			return list
 		}
 	}
-	list = append(list, gitopsv1alpha1.RefusedIntent{Reason: rej.Reason, Message: rej.Message})
+	ri := gitopsv1alpha1.RefusedIntent{Reason: rej.Reason, Message: rej.Message, By: rej.By, Via: rej.Via, Commit: rej.Commit, PullRequest: rej.PullRequest}
+	if !rej.At.IsZero() {
+		at := metav1.NewTime(rej.At)
+		ri.At = &at
+	}
+	list = append(list, ri)
 	if len(list) > 10 {
 		list = list[len(list)-10:]
 	}
 	return list
+}
+
+// givenApprovals converts the approvers of an intent for the status.
+func givenApprovals(in []Approver) []gitopsv1alpha1.GivenApproval {
+	var out []gitopsv1alpha1.GivenApproval
+	for _, a := range in {
+		out = append(out, gitopsv1alpha1.GivenApproval{Action: string(a.Action), By: a.By, Via: a.Via, At: metav1.NewTime(a.At), Commit: a.Commit,
+			PullRequest: a.PullRequest, Required: a.Required, Keys: a.Keys})
+	}
+	if len(out) > 20 {
+		out = out[len(out)-20:]
+	}
+	return out
+}
+
+// quorumStatus converts where a step's approval stands for the status.
+func quorumStatus(q *Quorum) *gitopsv1alpha1.QuorumStatus {
+	if q == nil {
+		return nil
+	}
+	return &gitopsv1alpha1.QuorumStatus{Step: q.Step, Needed: q.Needed, Approvals: givenApprovals(q.Approvers), Waiting: q.Waiting}
+}
+
+// describeApprovers says who approved, how, when, and on which pull request
+// or in which commit, for an event: "jane via github-label at
+// 2026-12-01T10:01:00Z on pull request #42".
+func describeApprovers(in Intent) string {
+	list := in.Approvers
+	if len(list) == 0 {
+		list = []Approver{{By: in.By, Via: in.Via, At: in.At, Commit: in.Commit, PullRequest: in.PullRequest}}
+	}
+	parts := make([]string, 0, len(list))
+	for _, a := range list {
+		p := a.By + " via " + a.Via
+		if !a.At.IsZero() {
+			p += " at " + a.At.UTC().Format(time.RFC3339)
+		}
+		switch {
+		case a.PullRequest != 0:
+			p += fmt.Sprintf(" on pull request #%d", a.PullRequest)
+		case a.Commit != "":
+			p += " in commit " + short(a.Commit)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -106,7 +106,7 @@ func Parse(data []byte) File {
 			}
 		}
 		if bad != "" {
-			f.Errors = append(f.Errors, Error{Line: i + 1, Problem: fmt.Sprintf("owner %q is neither @user, @org/team nor an e-mail address", cut(bad, 80))})
+			f.Errors = append(f.Errors, Error{Line: i + 1, Problem: fmt.Sprintf("owner %q is neither @user, @org/team nor an e-mail address", cut(bad))})
 			continue
 		}
 		if len(owners) > 0 {
@@ -185,9 +185,9 @@ func (r *Rule) compile() string {
 	p := r.Pattern
 	switch {
 	case strings.HasPrefix(p, "!"):
-		return fmt.Sprintf("pattern %q: negation (!) is not supported in CODEOWNERS", cut(p, 80))
+		return fmt.Sprintf("pattern %q: negation (!) is not supported in CODEOWNERS", cut(p))
 	case strings.ContainsAny(p, "[]"):
-		return fmt.Sprintf("pattern %q: character ranges ([...]) are not supported in CODEOWNERS", cut(p, 80))
+		return fmt.Sprintf("pattern %q: character ranges ([...]) are not supported in CODEOWNERS", cut(p))
 	}
 	if strings.HasPrefix(p, `\#`) {
 		p = p[1:]
@@ -206,7 +206,7 @@ func (r *Rule) compile() string {
 	segs := strings.Split(p, "/")
 	for _, s := range segs {
 		if s == "" {
-			return fmt.Sprintf("pattern %q has an empty path segment", cut(r.Pattern, 80))
+			return fmt.Sprintf("pattern %q has an empty path segment", cut(r.Pattern))
 		}
 	}
 	if !anchored {
@@ -341,7 +341,9 @@ func runeLen(s string) int {
 	return min(len(s), 4)
 }
 
-func cut(s string, n int) string {
+// cut shortens s to 80 bytes at most, on a UTF-8 boundary, for a message.
+func cut(s string) string {
+	n := 80
 	if len(s) <= n {
 		return s
 	}

@@ -613,7 +613,7 @@ type QuorumStatus struct {
 	// +optional
 	Approvals []GivenApproval `json:"approvals,omitempty"`
 	// Waiting says what is still missing, one entry per requirement: "1
-	// more approval", "an approval by security (alice, acme/sre)".
+	// more", "an approval by security (alice, acme/sre)".
 	// +kubebuilder:validation:MaxItems=11
 	// +optional
 	Waiting []string `json:"waiting,omitempty"`
@@ -644,6 +644,12 @@ type GivenApproval struct {
 	// .requiredApprovers) this approver counts for.
 	// +optional
 	Required []string `json:"required,omitempty"`
+	// Keys identify what gave it (a label and when it was added, a
+	// comment as last edited, a review, a commit), so that each counts
+	// once.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Keys []string `json:"keys,omitempty"`
 }
 
 // AppliedApproval is an approval, full promotion or rollback the gate applied.
