@@ -18,6 +18,7 @@ import (
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/gitops/appliedcommit"
+	"github.com/sluice-dev/sluice/gitops/command"
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
 	"github.com/sluice-dev/sluice/release/abort"
@@ -272,16 +273,16 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 		reason := "revert " + short(in.Commit)
 		switch {
 		case in.Rejected:
-			reason = fmt.Sprintf("rejected: label %s by %s on pull request #%d", s.policy.RejectLabel, in.By, in.PullRequest)
-		case isLabel(in.Via):
-			reason = fmt.Sprintf("label %s on pull request #%d", s.policy.RollbackLabel, in.PullRequest)
+			reason = fmt.Sprintf("rejected: %s by %s on pull request #%d", stopSource(in, s.policy), in.By, in.PullRequest)
+		case onPullRequest(in.Via):
+			reason = fmt.Sprintf("%s on pull request #%d", stopSource(in, s.policy), in.PullRequest)
 		case in.Via == ViaTrailer:
 			reason = "trailer in commit " + short(in.Commit)
 		case in.Via == ViaStepTimeout:
 			reason = fmt.Sprintf("step %d/%d waited longer than %s for an approval", o.Rollout.Step, o.Rollout.Steps, s.policy.StepTimeout)
 		}
 		req := abort.Request{Revision: o.Rollout.CanaryRevision, By: in.By, Via: in.Via, At: &at, Reason: reason, Commit: in.Commit}
-		if isLabel(in.Via) {
+		if onPullRequest(in.Via) {
 			req.PullRequest = int32(in.PullRequest) //nolint:gosec // pull request numbers fit
 		}
 		key = rolloutsv1beta1.AbortAnnotation
@@ -308,19 +309,20 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 	case ActionRollback:
 		if in.Rejected {
 			r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, ReasonRejected, "Reject",
-				"Revision %s rejected by %s via %s (label %s on pull request #%d): back on the stable revision %s, the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
-				short(o.Revision), in.By, in.Via, s.policy.RejectLabel, in.PullRequest, o.Rollout.StableRevision)
+				"Revision %s rejected by %s via %s (%s): back on the stable revision %s, the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+				short(o.Revision), in.By, in.Via, origin(in, s.policy, at), o.Rollout.StableRevision)
 		} else {
 			r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "RolledBack", "Rollback",
-				"Revision %s rolled back to the stable revision %s by %s via %s: the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
-				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
+				"Revision %s rolled back to the stable revision %s by %s via %s (%s): the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via, origin(in, s.policy, at))
 		}
-		if repo := scmRepositoryOf(s.gg); isLabel(in.Via) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
+		if repo := scmRepositoryOf(s.gg); onPullRequest(in.Via) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
 			r.proposeRevert(ctx, s, ro, o, in)
 		}
 	case ActionRetry:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitRetry", "Retry",
-			"Revision %s (commit %s) retried by %s via %s: released again from step 1", o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
+			"Revision %s (commit %s) retried by %s via %s (%s): released again from step 1", o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via,
+			origin(in, s.policy, at))
 	case ActionApprove, ActionPromoteFull:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitApproval", "Approve",
 			"Step %d of revision %s (commit %s) approved by %s", in.Step, o.Rollout.CanaryRevision, short(o.Revision), describeApprovers(in))
@@ -438,4 +440,42 @@ func describeApprovers(in Intent) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// onPullRequest tells whether an intent arrived via a label or a comment
+// command on a pull request, of any host.
+func onPullRequest(via string) bool {
+	return isLabel(via) || strings.HasSuffix(via, "-"+viaComment)
+}
+
+// stopSource names what asked for a rollback or rejection on a pull
+// request: "label sluice/reject", "comment /sluice reject".
+func stopSource(in Intent, p Policy) string {
+	if strings.HasSuffix(in.Via, "-"+viaComment) {
+		c := command.Command{Verb: command.Rollback}
+		if in.Rejected {
+			c.Verb = command.Reject
+		}
+		return "comment " + c.String()
+	}
+	if in.Rejected {
+		return "label " + p.RejectLabel
+	}
+	return "label " + p.RollbackLabel
+}
+
+// origin says where and when a stop or retry was asked for, for an event:
+// "label sluice/reject on pull request #42 at 2026-12-01T10:01:00Z",
+// "commit 1a2b3c4d5e6f at ...".
+func origin(in Intent, p Policy, at time.Time) string {
+	var where string
+	switch {
+	case onPullRequest(in.Via) && in.Action == ActionRetry:
+		where = fmt.Sprintf("on pull request #%d ", in.PullRequest)
+	case onPullRequest(in.Via):
+		where = fmt.Sprintf("%s on pull request #%d ", stopSource(in, p), in.PullRequest)
+	case in.Commit != "":
+		where = "commit " + short(in.Commit) + " "
+	}
+	return where + "at " + at.UTC().Format(time.RFC3339)
 }
