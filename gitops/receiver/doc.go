@@ -28,7 +28,9 @@
 // The Gitea and GitLab receivers take the older Secrets interface (SecretsFor a repository).
 //
 // Handled events are pull_request (actions opened, reopened, synchronize, closed, labeled,
-// unlabeled; other actions are acknowledged and ignored), push and ping. Every other event is
+// unlabeled; other actions are acknowledged and ignored), push, ping, issue_comment on a pull
+// request (created, edited: comment commands; comments on issues are acknowledged and
+// ignored) and pull_request_review (submitted, dismissed). Every other event is
 // acknowledged with 202 and ignored. Only repository webhooks and organisation webhooks for
 // repository events are supported, since the secret is looked up by the delivery's
 // repository.

@@ -86,7 +86,7 @@ func (e *FieldError) Error() string {
 
 // handledKind tells whether the receiver decodes deliveries of an event.
 func handledKind(k Kind) bool {
-	return k == KindPullRequest || k == KindPush || k == KindPing
+	return k == KindPullRequest || k == KindPush || k == KindPing || conversationKind(k)
 }
 
 // handledAction tells whether a pull_request action is handed to the Trigger.
@@ -120,6 +120,10 @@ func decode(kind Kind, body []byte) (Event, error) {
 		sender = ev.Sender
 	case *github.PingEvent:
 		repo, sender = fullName(ev.Repo), ev.Sender
+	case *github.IssueCommentEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
+	case *github.PullRequestReviewEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
 	case nil: // the payload was JSON null
 	default:
 		return Event{}, fmt.Errorf("event %q is not handled", kind)
@@ -138,6 +142,10 @@ func decode(kind Kind, body []byte) (Event, error) {
 		return decodePush(e, ev)
 	case *github.PingEvent:
 		e.HookID = ev.GetHookID()
+	case *github.IssueCommentEvent:
+		return decodeComment(e, ev)
+	case *github.PullRequestReviewEvent:
+		return decodeReview(e, ev)
 	}
 	return e, nil
 }

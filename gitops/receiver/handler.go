@@ -216,6 +216,9 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) answer {
 	if kind == KindPullRequest && !handledAction(e.Action) {
 		return skip(http.StatusAccepted, ReasonIgnoredAction, fmt.Sprintf("pull_request action %q is not used by sluice, ignored", e.Action))
 	}
+	if why := ignoredConversation(e); why != "" {
+		return skip(http.StatusAccepted, ReasonIgnoredAction, why)
+	}
 	e.Delivery = id
 	if hook, err := strconv.ParseInt(r.Header.Get(headerHookID), 10, 64); err == nil && e.HookID == 0 {
 		e.HookID = hook
