@@ -101,10 +101,12 @@ func Decide(o Observation) Decision {
 		if o.Rollout.InRelease && o.Rollout.Steps > 0 && (o.Rollout.Paused || len(ballots) > 0) {
 			var in *Intent
 			in, d.Quorum = o.count(ballots)
-			if d.Apply == nil && in != nil && !o.applied(in.Key) {
+			switch {
+			case o.applied(o.stepKey()):
+				d.Quorum = nil // approved: the Rollout has not moved on yet
+			case d.Apply == nil && in != nil:
 				d.Apply = in
-			}
-			if d.Apply == nil && in == nil {
+			case d.Apply == nil && in == nil:
 				d.WakeAt = o.expiresAt(d.Quorum)
 			}
 		}

@@ -104,9 +104,15 @@ func (o Observation) count(ballots []ballot) (*Intent, *Quorum) {
 	return in, q
 }
 
+// stepKey identifies the approval of the step the release must pass (see
+// target) while it is in the state it entered at PausedAt: applied once.
+func (o Observation) stepKey() string {
+	return fmt.Sprintf("step:%d@%s", o.target(), o.Rollout.PausedAt.UTC().Format(time.RFC3339))
+}
+
 // intentOf is the approval of steps up to k by the people who approve it.
 func (o Observation) intentOf(voters []person, k, target int32) *Intent {
-	in := &Intent{Action: ActionApprove, Step: k, Key: fmt.Sprintf("step:%d@%s", target, o.Rollout.PausedAt.UTC().Format(time.RFC3339))}
+	in := &Intent{Action: ActionApprove, Step: k, Key: o.stepKey()}
 	full := k >= o.Rollout.Steps
 	var bys, vias []string
 	for _, v := range voters {

@@ -41,8 +41,8 @@ func (s *Server) DeliverComment(ctx context.Context, url string, secret []byte, 
 		"comments": 1, "created_at": stamp(pr.createdAt), "updated_at": stamp(pr.updatedAt), "closed_at": nil, "author_association": "MEMBER",
 		"active_lock_reason": nil, "performed_via_github_app": nil,
 		"pull_request": map[string]any{"url": s.apiURL("repos/%s/%s/pulls/%d", r.owner, r.name, number),
-			"html_url": fmt.Sprintf("%s%s/%s/pull/%d", s.htmlRoot(), r.owner, r.name, number),
-			"diff_url": fmt.Sprintf("%s%s/%s/pull/%d.diff", s.htmlRoot(), r.owner, r.name, number),
+			"html_url":  fmt.Sprintf("%s%s/%s/pull/%d", s.htmlRoot(), r.owner, r.name, number),
+			"diff_url":  fmt.Sprintf("%s%s/%s/pull/%d.diff", s.htmlRoot(), r.owner, r.name, number),
 			"patch_url": fmt.Sprintf("%s%s/%s/pull/%d.patch", s.htmlRoot(), r.owner, r.name, number)},
 		"reactions": reactions(issueURL),
 	}
@@ -53,7 +53,7 @@ func (s *Server) DeliverComment(ctx context.Context, url string, secret []byte, 
 	values["comment"] = map[string]any{
 		"id": cm.id, "node_id": "IC_" + itoa(cm.id), "url": commentURL, "issue_url": issueURL,
 		"html_url": fmt.Sprintf("%s%s/%s/pull/%d#issuecomment-%d", s.htmlRoot(), r.owner, r.name, number, cm.id),
-		"body": cm.body, "user": s.user(cm.user), "created_at": stamp(cm.created), "updated_at": stamp(cm.updatedAt),
+		"body":     cm.body, "user": s.user(cm.user), "created_at": stamp(cm.created), "updated_at": stamp(cm.updatedAt),
 		"author_association": s.association(r, cm.user), "performed_via_github_app": nil, "reactions": reactions(commentURL),
 	}
 	values["repository"], values["sender"] = s.repoJSON(r), s.user(cm.user)
