@@ -66,43 +66,55 @@ func (s *Server) EditNote(projectPath string, iid, id int64, body string) {
 
 // ApproveMergeRequest has username approve a merge request, as POST
 // /projects/:id/merge_requests/:iid/approve does: GitLab records the approval with a system note
-// "approved this merge request". Like GitLab, the fake refuses (here by panicking) an approval
-// of a merge request that is no longer open, by a user below the Developer role, or twice.
+// "approved this merge request" and delivers a Merge Request Hook with action "approval". Like
+// GitLab, the fake refuses (here by panicking) an approval of a merge request that is no longer
+// open, by a user below the Developer role, or twice.
 func (s *Server) ApproveMergeRequest(projectPath string, iid int64, username string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := s.mustProject(projectPath)
 	mr := s.mustMR(p, iid)
 	u := s.mustUser(username)
+	refuse := ""
 	switch {
 	case mr.state != "opened":
-		panic(fmt.Sprintf("gitlabfake: merge request !%d is %s and cannot be approved", iid, mr.state))
+		refuse = fmt.Sprintf("merge request !%d is %s and cannot be approved", iid, mr.state)
 	case s.access(p, u) < gitlab.DeveloperPermissions:
-		panic(fmt.Sprintf("gitlabfake: %s may not approve merge requests of %s", username, p.path))
+		refuse = fmt.Sprintf("%s may not approve merge requests of %s", username, p.path)
 	}
 	for _, a := range mr.approvals {
 		if a.user == u {
-			panic(fmt.Sprintf("gitlabfake: %s already approved !%d", username, iid))
+			refuse = fmt.Sprintf("%s already approved !%d", username, iid)
 		}
+	}
+	if refuse != "" {
+		s.mu.Unlock()
+		panic("gitlabfake: " + refuse)
 	}
 	n := s.addNote(mr, u, noteApproved, true)
 	mr.approvals = append(mr.approvals, &approval{user: u, at: n.created})
+	deliveries := s.mrHook(p, mr, u, "approval", hookChanges{})
+	s.mu.Unlock()
+	s.deliver(deliveries)
 }
 
 // UnapproveMergeRequest has username take back their approval of a merge request (a system note
-// "unapproved this merge request").
+// "unapproved this merge request", a Merge Request Hook with action "unapproval").
 func (s *Server) UnapproveMergeRequest(projectPath string, iid int64, username string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	mr := s.mustMR(s.mustProject(projectPath), iid)
+	p := s.mustProject(projectPath)
+	mr := s.mustMR(p, iid)
 	u := s.mustUser(username)
 	for i, a := range mr.approvals {
 		if a.user == u {
 			mr.approvals = append(mr.approvals[:i], mr.approvals[i+1:]...)
 			s.addNote(mr, u, noteUnapproved, true)
+			deliveries := s.mrHook(p, mr, u, "unapproval", hookChanges{})
+			s.mu.Unlock()
+			s.deliver(deliveries)
 			return
 		}
 	}
+	s.mu.Unlock()
 	panic(fmt.Sprintf("gitlabfake: %s has not approved !%d", username, iid))
 }
 
