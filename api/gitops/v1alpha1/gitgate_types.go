@@ -261,8 +261,9 @@ type RevisionSource struct {
 	ArgoCDNamespace string `json:"argoCDNamespace,omitempty"`
 }
 
-// ApprovalPolicy says which labels and trailers act on a release, and who
-// may use them.
+// ApprovalPolicy says which labels, comment commands, reviews and trailers
+// act on a release, who may use them, and how many must agree: see
+// docs/gitops.md#approval-policy.
 type ApprovalPolicy struct {
 	// Labels names the pull-request labels.
 	// +optional
