@@ -400,8 +400,12 @@ func refuse(list []gitopsv1alpha1.RefusedIntent, rej Rejection) []gitopsv1alpha1
 func givenApprovals(in []Approver) []gitopsv1alpha1.GivenApproval {
 	var out []gitopsv1alpha1.GivenApproval
 	for _, a := range in {
+		keys := a.Keys
+		if len(keys) > 10 { // the API's bound: one person's ten latest ways of approving one step
+			keys = keys[len(keys)-10:]
+		}
 		out = append(out, gitopsv1alpha1.GivenApproval{Action: string(a.Action), By: a.By, Via: a.Via, At: metav1.NewTime(a.At), Commit: a.Commit,
-			PullRequest: a.PullRequest, Required: a.Required, Keys: a.Keys})
+			PullRequest: a.PullRequest, Required: a.Required, Keys: keys})
 	}
 	if len(out) > 20 {
 		out = out[len(out)-20:]
