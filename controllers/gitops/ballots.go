@@ -74,6 +74,9 @@ const (
 	// ReasonGitApprovalNotCounted: an approval from Git, where the policy
 	// counts approvals of the host's users.
 	ReasonGitApprovalNotCounted = "GitApprovalNotCounted"
+	// ReasonAuthorsUnknown: the authors of the release's commits could not
+	// be read, so the approver is not known not to be one of them.
+	ReasonAuthorsUnknown = "AuthorsUnknown"
 )
 
 // commentKey identifies a comment as written or last edited: an edit is a
@@ -134,6 +137,10 @@ func (o Observation) hostBallot(b ballot, a Actor, predates string) (ballot, *Re
 	}
 	if reason, msg := o.Policy.refuseSelfApproval(a.Login, b.action, o.authored(a.Login, true), b.what); reason != "" {
 		rej := b.refusal(reason, msg)
+		return b, &rej, false
+	}
+	if !o.Policy.AllowSelfApproval && o.HostAuthorsUnread != "" {
+		rej := b.refusal(ReasonAuthorsUnknown, fmt.Sprintf("%s: whether %s authored the release is not known (%s); it counts once it is", b.what, a.Login, o.HostAuthorsUnread))
 		return b, &rej, false
 	}
 	if !b.at.After(r.PausedAt) {
@@ -252,6 +259,10 @@ func (o Observation) gitBallot(b ballot) (ballot, *Rejection, bool) {
 			rej := b.refusal(reason, msg)
 			return b, &rej, false
 		}
+	}
+	if !o.Policy.AllowSelfApproval && o.GitAuthorsUnread != "" {
+		rej := b.refusal(ReasonAuthorsUnknown, fmt.Sprintf("%s: whether %s authored the release is not known (%s); it counts once it is", b.what, b.by, o.GitAuthorsUnread))
+		return b, &rej, false
 	}
 	if o.Host != "" && (o.Policy.quorum() > 1 || len(o.Policy.requiredFor(o.target(), b.upTo)) > 0) {
 		rej := b.refusal(ReasonGitApprovalNotCounted, fmt.Sprintf("%s: the step needs approvals by people of %s (%d of them, or required approvers), and a commit's author cannot be told apart from them; approve on the pull request",

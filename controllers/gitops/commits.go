@@ -108,6 +108,11 @@ func (r *Reconciler) observePullRequests(ctx context.Context, s *scope, o *Obser
 	if s.c.scm == nil || r.Clock.Now().Before(s.retryAt) {
 		return
 	}
+	if !s.policy.AllowSelfApproval && o.Rollout.InRelease {
+		// Until every pull request's commits are read, nobody is known not
+		// to be an author (observeHostAuthors).
+		o.HostAuthorsUnread = "the pull requests' commits are not read yet"
+	}
 	shas := o.releaseSHAs()
 	if !o.Rollout.InRelease && o.Rollout.Aborted == nil {
 		shas = shas[:1]

@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -164,10 +165,12 @@ func (r *Reconciler) observeHostAuthors(ctx context.Context, s *scope, o *Observ
 		if err != nil {
 			s.noteSCM(err)
 			ctrl.LoggerFrom(ctx).Info("Commits of a pull request not read", "pullRequest", n, "reason", err.Error())
-			continue
+			o.HostAuthorsUnread = fmt.Sprintf("the commits of pull request #%d are not read: %v", n, err)
+			return
 		}
 		o.CommitAuthors = append(o.CommitAuthors, commits...)
 	}
+	o.HostAuthorsUnread = ""
 }
 
 // observeGitAuthors reads the authors of the release's commits from Git:
@@ -182,6 +185,7 @@ func (r *Reconciler) observeGitAuthors(ctx context.Context, s *scope, o *Observa
 		commits, err := s.c.git.Brought(ctx, sha)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Info("Commits of the release not read", "sha", sha, "reason", err.Error())
+			o.GitAuthorsUnread = fmt.Sprintf("the commits commit %s brought are not read: %v", short(sha), err)
 			continue
 		}
 		for _, c := range commits {

@@ -168,6 +168,11 @@ type Observation struct {
 	// links each e-mail to); from Git, the release's commits and the
 	// commits its merges brought (e-mails only).
 	CommitAuthors []scm.CommitAuthor
+	// HostAuthorsUnread and GitAuthorsUnread say why the authors of the
+	// release's commits are not all known, from the host and from Git (""
+	// when they are): until they are, nobody counts as someone else than
+	// an author.
+	HostAuthorsUnread, GitAuthorsUnread string
 	// Comments are the sluice command lines in the comments of the
 	// release's pull requests, oldest first (empty unless the policy reads
 	// comments).

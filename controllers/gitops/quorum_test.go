@@ -126,9 +126,27 @@ func TestDecide_policy(t *testing.T) {
 			wantReasons: []string{ReasonSelfApproval},
 		},
 		{
+			name: "while the pull requests' commits cannot be read, nobody is known not to be an author",
+			o: quorumOf(1, func(o *Observation) {
+				o.HostAuthorsUnread = "the commits of pull request #42 are not read: 502 Bad Gateway"
+				o.Labels = []Label{label("sluice/approve", "alice", scm.PermissionWrite, after)}
+			}),
+			wantReasons: []string{ReasonAuthorsUnknown},
+		},
+		{
+			name: "nor, for a trailer, while the release's Git commits cannot be read",
+			o: quorumOf(1, func(o *Observation) {
+				o.GitAuthorsUnread = "the commits commit 111111111111 brought are not read: shallow"
+				o.Trailers = []TrailerCommit{{SHA: tcSHA, Identity: "rm@example.com", When: after,
+					Directives: []git.Directive{{Action: git.ActionApprove, Namespace: "shop", Name: "checkout", Step: 1}}}}
+			}),
+			wantReasons: []string{ReasonAuthorsUnknown},
+		},
+		{
 			name: "allowSelfApproval lets the authors approve",
 			o: quorumOf(2, func(o *Observation) {
 				o.Policy.AllowSelfApproval = true
+				o.HostAuthorsUnread = "not read: the policy lets authors approve"
 				o.Authors = map[int]string{42: "dev"}
 				o.CommitAuthors = []scm.CommitAuthor{{SHA: tcSHA, Login: "pair"}}
 				o.Comments = []CommentCommand{comment(7, "dev", after, approveCmd)}
