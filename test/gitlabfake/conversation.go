@@ -105,14 +105,15 @@ func (s *Server) UnapproveMergeRequest(projectPath string, iid int64, username s
 	mr := s.mustMR(p, iid)
 	u := s.mustUser(username)
 	for i, a := range mr.approvals {
-		if a.user == u {
-			mr.approvals = append(mr.approvals[:i], mr.approvals[i+1:]...)
-			s.addNote(mr, u, noteUnapproved, true)
-			deliveries := s.mrHook(p, mr, u, "unapproval", hookChanges{})
-			s.mu.Unlock()
-			s.deliver(deliveries)
-			return
+		if a.user != u {
+			continue
 		}
+		mr.approvals = append(mr.approvals[:i], mr.approvals[i+1:]...)
+		s.addNote(mr, u, noteUnapproved, true)
+		deliveries := s.mrHook(p, mr, u, "unapproval", hookChanges{})
+		s.mu.Unlock()
+		s.deliver(deliveries)
+		return
 	}
 	s.mu.Unlock()
 	panic(fmt.Sprintf("gitlabfake: %s has not approved !%d", username, iid))
