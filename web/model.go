@@ -277,14 +277,13 @@ func waiting(ro *rolloutsv1beta1.Rollout) string {
 // buildTraffic works out the split of requests now: the current step's
 // weight when the Rollout routes traffic, else the share of ready pods.
 func buildTraffic(ro *rolloutsv1beta1.Rollout, v View) Traffic {
-	t := Traffic{Routed: routed(ro), StablePercent: 100}
+	t := Traffic{Routed: progress.Routed(ro), StablePercent: 100}
+	weight, weighted := progress.Weight(ro)
 	switch {
 	case !v.InRelease:
 		t.Note = "no release in progress: every request goes to the current revision"
-	case t.Routed && v.StepIndex >= 1 && v.StepIndex <= v.StepCount && ro.Spec.Strategy.Steps()[v.StepIndex-1].Traffic != nil:
-		if n, ok := rolloutsv1beta1.Percent(*ro.Spec.Strategy.Steps()[v.StepIndex-1].Traffic); ok && n >= 0 && n <= 100 {
-			t.NewPercent, t.StablePercent = n, 100-n
-		}
+	case weighted:
+		t.NewPercent, t.StablePercent = weight, 100-weight
 		t.Note = fmt.Sprintf("weight of step %d on the routes", v.StepIndex)
 	case v.Replicas > 0:
 		n := int(v.UpdatedReady * 100 / v.Replicas)
@@ -294,10 +293,6 @@ func buildTraffic(ro *rolloutsv1beta1.Rollout, v View) Traffic {
 		t.Note = "unknown: the workload could not be read"
 	}
 	return t
-}
-
-func routed(ro *rolloutsv1beta1.Rollout) bool {
-	return len(ro.Spec.Strategy.TrafficRoutings()) > 0
 }
 
 // groupPods groups the live pods by the value of label as release/progress

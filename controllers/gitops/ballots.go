@@ -214,6 +214,11 @@ func (o Observation) ballots() ([]ballot, []Rejection) {
 			what: describeReview(rv), action: ActionApprove, upTo: r.Step}
 		keep(o.hostBallot(b, rv.Actor, ReasonReviewPredatesPause))
 	}
+	presses, more := o.pressBallots()
+	rejs = append(rejs, more...)
+	for _, b := range presses {
+		keep(b, nil, true)
+	}
 	trailers, more := o.trailerBallots()
 	rejs = append(rejs, more...)
 	for _, b := range trailers {

@@ -26,6 +26,11 @@ type clients struct {
 	keys *git.Keyring
 	// merged remembers the pull requests of merge commits (see memo.go).
 	merged *mergedPRs
+	// checks writes check runs: the SCM client of a GitHub App; nil for
+	// the others.
+	checks scm.CheckRunWriter
+	// denied remembers that the host refused comments or check runs.
+	denied *surfaceDenied
 }
 
 // clientCache holds the clients of every GitGate.
@@ -78,7 +83,7 @@ func (r *Reconciler) clientsFor(ctx context.Context, gg *gitopsv1alpha1.GitGate)
 	if c := r.cache.get(k); c != nil && c.key == key {
 		return c, nil
 	}
-	c := &clients{key: key}
+	c := &clients{key: key, denied: &surfaceDenied{}}
 	if c.git, err = git.New(git.Options{
 		URL: gg.Spec.Git.URL, Branch: branchOf(gg), Auth: gitAuth(gitSecret), CABundle: data(gitSecret, "ca.crt"),
 		AllowInsecureHTTP: r.AllowInsecureHTTP,
@@ -94,6 +99,7 @@ func (r *Reconciler) clientsFor(ctx context.Context, gg *gitopsv1alpha1.GitGate)
 		if c.scm, err = factories.New(host, cfg); err != nil {
 			return nil, err
 		}
+		c.checks, _ = c.scm.(scm.CheckRunWriter)
 	}
 	if keySecret != nil {
 		if c.keys, err = git.ParseKeyring(data(keySecret, "openpgp"), data(keySecret, "allowed_signers")); err != nil {

@@ -105,7 +105,7 @@ func (r *Reconciler) caughtUp(ctx context.Context, ro *rolloutsv1beta1.Rollout, 
 // in progress or aborted, only the revision's pull request is read.
 func (r *Reconciler) observePullRequests(ctx context.Context, s *scope, o *Observation) {
 	log := ctrl.LoggerFrom(ctx)
-	if s.c.scm == nil || r.Clock.Now().Before(s.retryAt) {
+	if _, limited := s.rateLimited(r.Clock.Now()); s.c.scm == nil || limited {
 		return
 	}
 	if !s.policy.AllowSelfApproval && o.Rollout.InRelease {

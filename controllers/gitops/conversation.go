@@ -27,19 +27,15 @@ func (r *Reconciler) actorOf(ctx context.Context, s *scope, login string) (Actor
 		return a, true
 	}
 	log := ctrl.LoggerFrom(ctx)
-	perm, ok := s.perms[login]
-	if !ok {
-		var err error
-		perm, err = s.c.scm.Permission(ctx, login)
-		if err != nil && !scm.IsNotFound(err) {
-			s.noteSCM(err)
-			log.Info("Permission not read", "user", login, "reason", err.Error())
-			return a, false
-		}
-		if err != nil {
-			perm = scm.PermissionNone
-		}
-		s.perms[login] = perm
+	// Asked once per user and reconcile (the memo).
+	perm, err := s.c.scm.Permission(ctx, login)
+	if err != nil && !scm.IsNotFound(err) {
+		s.noteSCM(err)
+		log.Info("Permission not read", "user", login, "reason", err.Error())
+		return a, false
+	}
+	if err != nil {
+		perm = scm.PermissionNone
 	}
 	a.Permission = perm
 	teams, err := r.teamsOf(ctx, s, login, s.policy.TeamsToAsk(login, perm))
@@ -278,7 +274,10 @@ func (r *Reconciler) observeMembers(ctx context.Context, s *scope, o *Observatio
 // asking the host once per reconcile.
 func (r *Reconciler) member(ctx context.Context, s *scope, login, team string) (bool, error) {
 	key := strings.ToLower(login) + "\x00" + strings.ToLower(team)
-	if m, ok := s.members[key]; ok {
+	s.mu.Lock()
+	m, ok := s.members[key]
+	s.mu.Unlock()
+	if ok {
 		return m, nil
 	}
 	org, slug, _ := strings.Cut(team, "/")
@@ -286,6 +285,8 @@ func (r *Reconciler) member(ctx context.Context, s *scope, login, team string) (
 	if err != nil {
 		return false, err
 	}
+	s.mu.Lock()
 	s.members[key] = m
+	s.mu.Unlock()
 	return m, nil
 }

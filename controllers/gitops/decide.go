@@ -87,10 +87,16 @@ func Decide(o Observation) Decision {
 		// Held on the stable revision: only a retry applies; every other
 		// intent for this revision is refused, saying what to do.
 		d.Apply, d.Rejections = o.whileAborted()
+		d.Rejections = append(d.Rejections, o.pressesWhileAborted()...)
 	case o.RevertedBy != "" && o.Rollout.InRelease && !o.applied(o.RevertedBy):
 		d.Apply = &Intent{Action: ActionRollback, By: o.RevertedBy, Via: ViaRevert, Key: o.RevertedBy, Commit: o.RevertedBy}
 	default:
 		d.Apply, d.Rejections = o.fromStops()
+		if d.Apply == nil {
+			var more []Rejection
+			d.Apply, more = o.pressStop()
+			d.Rejections = append(d.Rejections, more...)
+		}
 		if d.Apply == nil {
 			var more []Rejection
 			d.Apply, more = o.trailerStop()

@@ -102,7 +102,7 @@ func (r *Reconciler) observeDeclared(ctx context.Context, s *scope, ro *rollouts
 			d.Signer.Identity = signer.Fingerprint
 		}
 	}
-	if s.c.scm == nil || r.Clock.Now().Before(s.retryAt) {
+	if _, limited := s.rateLimited(r.Clock.Now()); s.c.scm == nil || limited {
 		return
 	}
 	prs, err := s.c.scm.PullRequestsForCommit(ctx, a.Via)

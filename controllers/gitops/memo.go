@@ -26,13 +26,13 @@ func forOneReconcile(c *clients) *clients {
 		c.merged = &mergedPRs{}
 	}
 	out := *c
-	out.git = &memoGit{Reader: c.git, since: map[string]memoized[[]git.Arrival]{}, reverts: map[[2]string]memoized[git.RevertMatch]{},
-		files: map[[2]string]memoized[[]byte]{}, brought: map[string]memoized[[]git.Commit]{}}
+	out.git = &memoGit{Reader: c.git, since: map[string]*memoized[[]git.Arrival]{}, reverts: map[[2]string]*memoized[git.RevertMatch]{},
+		files: map[[2]string]*memoized[[]byte]{}, brought: map[string]*memoized[[]git.Commit]{}}
 	if c.scm != nil { // nil: the gate works from Git alone
 		out.scm = &memoSCM{
 			Client: c.scm, merged: c.merged,
-			prs: map[string]memoized[[]scm.PullRequest]{}, labels: map[int]memoized[[]scm.AppliedLabel]{}, perms: map[string]memoized[scm.Permission]{},
-			comments: map[int]memoized[[]scm.Comment]{}, reviews: map[int]memoized[[]scm.Review]{}, commits: map[int]memoized[[]scm.CommitAuthor]{},
+			prs: map[string]*memoized[[]scm.PullRequest]{}, labels: map[int]*memoized[[]scm.AppliedLabel]{}, perms: map[string]*memoized[scm.Permission]{},
+			comments: map[int]*memoized[[]scm.Comment]{}, reviews: map[int]*memoized[[]scm.Review]{}, commits: map[int]*memoized[[]scm.CommitAuthor]{},
 		}
 	}
 	return &out
@@ -82,25 +82,29 @@ func (m *mergedPRs) put(sha string, prs []scm.PullRequest) {
 	m.order = append(m.order, sha)
 }
 
-// memoized is one remembered answer.
+// memoized is one remembered answer; done is closed once it is known.
 type memoized[T any] struct {
-	v   T
-	err error
+	done chan struct{}
+	v    T
+	err  error
 }
 
-// remember returns the answer for k in m, asking once.
-func remember[K comparable, T any](mu *sync.Mutex, m map[K]memoized[T], k K, ask func() (T, error)) (T, error) {
+// remember returns the answer for k in m, asking once: the bound Rollouts
+// are reconciled concurrently, and one that asks while another is asking
+// the same question waits for that answer.
+func remember[K comparable, T any](mu *sync.Mutex, m map[K]*memoized[T], k K, ask func() (T, error)) (T, error) {
 	mu.Lock()
 	if a, ok := m[k]; ok {
 		mu.Unlock()
+		<-a.done
 		return a.v, a.err
 	}
+	a := &memoized[T]{done: make(chan struct{})}
+	m[k] = a
 	mu.Unlock()
-	v, err := ask()
-	mu.Lock()
-	defer mu.Unlock()
-	m[k] = memoized[T]{v: v, err: err}
-	return v, err
+	defer close(a.done)
+	a.v, a.err = ask()
+	return a.v, a.err
 }
 
 // memoGit remembers CommitsSince, Reverts, File and Brought for one
@@ -108,10 +112,10 @@ func remember[K comparable, T any](mu *sync.Mutex, m map[K]memoized[T], k K, ask
 type memoGit struct {
 	git.Reader
 	mu      sync.Mutex
-	since   map[string]memoized[[]git.Arrival]
-	reverts map[[2]string]memoized[git.RevertMatch]
-	files   map[[2]string]memoized[[]byte]
-	brought map[string]memoized[[]git.Commit]
+	since   map[string]*memoized[[]git.Arrival]
+	reverts map[[2]string]*memoized[git.RevertMatch]
+	files   map[[2]string]*memoized[[]byte]
+	brought map[string]*memoized[[]git.Commit]
 }
 
 // File implements git.Reader.
@@ -144,12 +148,12 @@ type memoSCM struct {
 	scm.Client
 	merged   *mergedPRs
 	mu       sync.Mutex
-	prs      map[string]memoized[[]scm.PullRequest]
-	labels   map[int]memoized[[]scm.AppliedLabel]
-	perms    map[string]memoized[scm.Permission]
-	comments map[int]memoized[[]scm.Comment]
-	reviews  map[int]memoized[[]scm.Review]
-	commits  map[int]memoized[[]scm.CommitAuthor]
+	prs      map[string]*memoized[[]scm.PullRequest]
+	labels   map[int]*memoized[[]scm.AppliedLabel]
+	perms    map[string]*memoized[scm.Permission]
+	comments map[int]*memoized[[]scm.Comment]
+	reviews  map[int]*memoized[[]scm.Review]
+	commits  map[int]*memoized[[]scm.CommitAuthor]
 }
 
 // Comments implements scm.CommentReader.

@@ -3,10 +3,14 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
+	"github.com/sluice-dev/sluice/test/poll"
 )
 
 // countingGit counts the walks and revert checks asked of it.
@@ -74,5 +78,46 @@ func TestForOneReconcile_asksOncePerCommitAndPullRequest(t *testing.T) {
 	// other commit's, whose pull request did not merge into it, once each.
 	if g.since != 4 || g.reverts != 2 || s.prs != 3 || s.labels != 2 || s.perms != 2 {
 		t.Fatalf("asked since %d, reverts %d, prs %d, labels %d, perms %d; want 4, 2, 3, 2, 2", g.since, g.reverts, s.prs, s.labels, s.perms)
+	}
+}
+
+// slowLabels answers Labels only once the test lets it, counting the asks.
+type slowLabels struct {
+	scm.Client
+	asks    atomic.Int32
+	release chan struct{}
+}
+
+func (s *slowLabels) Labels(context.Context, int) ([]scm.AppliedLabel, error) {
+	s.asks.Add(1)
+	<-s.release
+	return []scm.AppliedLabel{{Name: "sluice/approve", AddedBy: "alice"}}, nil
+}
+
+// Rollouts reconciled side by side that ask for the same pull request's
+// labels while the first ask is still out get its answer: the host is
+// asked once.
+func TestForOneReconcile_concurrentAsksOfOneQuestionShareTheAnswer(t *testing.T) {
+	s := &slowLabels{release: make(chan struct{})}
+	c := forOneReconcile(&clients{git: &countingGit{}, scm: s})
+	var wg sync.WaitGroup
+	got := make([][]scm.AppliedLabel, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], _ = c.scm.Labels(context.Background(), 7)
+		}()
+	}
+	poll.Until(t, "the first ask", func() (bool, string) { return s.asks.Load() >= 1, fmt.Sprint(s.asks.Load()) })
+	close(s.release)
+	wg.Wait()
+	if n := s.asks.Load(); n != 1 {
+		t.Fatalf("asked %d times, want once", n)
+	}
+	for i, l := range got {
+		if len(l) != 1 || l[0].AddedBy != "alice" {
+			t.Fatalf("asker %d got %v", i, l)
+		}
 	}
 }

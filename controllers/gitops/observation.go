@@ -189,6 +189,9 @@ type Observation struct {
 	// Trailers are the commits after Revision with directives for the
 	// Rollout, oldest first.
 	Trailers []TrailerCommit
+	// Presses are the verified presses of the buttons of the Rollout's
+	// check run on the release's commits, not applied yet (presses.go).
+	Presses []ButtonPress
 	// Declared is the Rollout's sluice.dev/approve annotation when it
 	// names a commit, as applied from Git (nil: none).
 	Declared *DeclaredApproval

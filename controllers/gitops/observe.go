@@ -43,6 +43,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	if err != nil {
 		return o, err
 	}
+	s.noteReplicas(ro.Name, replicasOf(w))
 	spec := s.gg.Spec.Revision
 	ann := spec.Annotation
 	if ann == "" {
@@ -89,6 +90,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	r.observeGitAuthors(ctx, s, &o)
 	r.observeCodeOwners(ctx, s, &o, rev.Path)
 	r.observePullRequests(ctx, s, &o)
+	r.observePresses(ctx, s, ro, &o)
 	return o, nil
 }
 
@@ -194,7 +196,7 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 	if len(ask) == 0 {
 		return nil, nil
 	}
-	if teams, ok := s.teams[user]; ok {
+	if teams, ok := s.teamsOf(user); ok {
 		return teams, nil
 	}
 	var teams []string
@@ -209,7 +211,7 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 			break
 		}
 	}
-	s.teams[user] = teams
+	s.setTeams(user, teams)
 	return teams, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,10 +46,12 @@ type scope struct {
 	policy   Policy
 	// host is the SCM host the gate names ("" for none).
 	host scm.Host
+	// mu guards the fields below: the bound Rollouts are reconciled
+	// concurrently (reconcileRollouts), and each may note them. Read and
+	// write them through the scope's methods (scopestate.go).
+	mu sync.Mutex
 	// retryAt is when GitHub allows requests again (zero: now).
 	retryAt time.Time
-	// perms caches permissions read in this reconcile.
-	perms map[string]scm.Permission
 	// teams caches, per user, the allowed teams they are a member of, read
 	// in this reconcile.
 	teams map[string][]string
@@ -60,6 +63,9 @@ type scope struct {
 	applying bool
 	// wakeAt is the earliest time a decision changes by time alone.
 	wakeAt time.Time
+	// replicas are the pods each Rollout's workload asks for, by Rollout
+	// name (noteReplicas, surface.go).
+	replicas map[string]int32
 }
 
 // applyingRequeue is how soon a gate looks again when a GitOps tool was in
@@ -74,7 +80,7 @@ func newScope(gg *gitopsv1alpha1.GitGate) *scope {
 	}
 	host, _ := scmOf(gg)
 	s := &scope{gg: gg, base: gg.DeepCopy(), interval: interval, policy: policyOf(gg), host: host,
-		perms: map[string]scm.Permission{}, teams: map[string][]string{}, members: map[string]bool{}}
+		teams: map[string][]string{}, members: map[string]bool{}, replicas: map[string]int32{}}
 	// After the copy: handling the request is news for the status.
 	if v, ok := meta.ReconcileAnnotationValue(gg.GetAnnotations()); ok {
 		gg.Status.LastHandledReconcileAt = v
@@ -121,13 +127,31 @@ func (r *Reconciler) reconcileSource(ctx context.Context, s *scope) (ctrl.Result
 func (r *Reconciler) reconcileRollouts(ctx context.Context, s *scope) (ctrl.Result, error) {
 	results := make([]gitopsv1alpha1.BoundRollout, len(s.rollouts))
 	posts := make([][]Post, len(s.rollouts))
+	// The bound Rollouts are independent: observed, decided and acted on
+	// side by side, so that an approval never waits for the API and SCM
+	// round trips of every Rollout listed before it. Git reads are
+	// serialised by the reader and SCM answers shared through the
+	// reconcile's memo (memo.go).
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, rolloutWorkers)
 	for i := range s.rollouts {
-		results[i], posts[i] = r.reconcileRollout(ctx, s, &s.rollouts[i])
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			results[i], posts[i] = r.reconcileRollout(ctx, s, &s.rollouts[i])
+		}()
 	}
+	wg.Wait()
 	// Statuses only once every Rollout's approval is applied: an approval
 	// never waits for the status posts of the Rollouts before it.
 	for i := range results {
 		r.postStatuses(ctx, s, &results[i], posts[i])
+	}
+	// Then the pull requests' comments and check runs, which show the statuses decided.
+	for i := range results {
+		r.postSurface(ctx, s, &s.rollouts[i], &results[i], posts[i])
 	}
 	gg := s.gg
 	gg.Status.Rollouts = results
@@ -137,7 +161,7 @@ func (r *Reconciler) reconcileRollouts(ctx context.Context, s *scope) (ctrl.Resu
 	if s.applying && applyingRequeue < after {
 		after = applyingRequeue
 	}
-	for _, at := range []time.Time{s.retryAt, s.wakeAt} {
+	for _, at := range []time.Time{s.retryAt, s.wakeAt} { // the workers are done: no lock needed
 		if at.IsZero() {
 			continue
 		}
@@ -168,7 +192,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 	if errors.Is(err, appliedcommit.ErrApplying) {
 		// Which commit the workload shows is known once the tool records
 		// it: keep everything as it was until then.
-		s.applying = true
+		s.noteApplying()
 		prev.Name, prev.Message = ro.Name, err.Error()
 		return prev, nil
 	}
@@ -189,9 +213,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 	d := Decide(o)
 	out.Message = d.Message
 	out.Quorum = quorumStatus(d.Quorum)
-	if !d.WakeAt.IsZero() && (s.wakeAt.IsZero() || d.WakeAt.Before(s.wakeAt)) {
-		s.wakeAt = d.WakeAt
-	}
+	s.noteWake(d.WakeAt)
 	for _, rej := range d.Rejections {
 		r.emitOnce([]client.Object{s.gg, ro}, rej.Reason, rej.Message)
 		out.Refused = refuse(out.Refused, rej)
@@ -238,8 +260,8 @@ func (r *Reconciler) postStatuses(ctx context.Context, s *scope, out *gitopsv1al
 
 // post posts a commit status unless GitHub asked to wait.
 func (r *Reconciler) post(ctx context.Context, s *scope, p Post) (*gitopsv1alpha1.PostedStatus, error) {
-	if r.Clock.Now().Before(s.retryAt) {
-		return nil, fmt.Errorf("rate limited until %s", s.retryAt.UTC().Format(time.RFC3339))
+	if until, limited := s.rateLimited(r.Clock.Now()); limited {
+		return nil, fmt.Errorf("rate limited until %s", until.UTC().Format(time.RFC3339))
 	}
 	if _, err := s.c.scm.SetStatus(ctx, p.SHA, p.Status); err != nil {
 		s.noteSCM(err)
@@ -247,13 +269,6 @@ func (r *Reconciler) post(ctx context.Context, s *scope, p Post) (*gitopsv1alpha
 	}
 	st, _ := p.Status.Validate()
 	return &gitopsv1alpha1.PostedStatus{SHA: p.SHA, Context: st.Context, State: string(st.State), Description: st.Description}, nil
-}
-
-// noteSCM remembers a rate limit.
-func (s *scope) noteSCM(err error) {
-	if at, ok := scm.RetryAt(err); ok && at.After(s.retryAt) {
-		s.retryAt = at
-	}
 }
 
 // apply carries out an intent: an approval is written into
@@ -278,6 +293,8 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 			reason = fmt.Sprintf("%s on pull request #%d", stopSource(in, s.policy), in.PullRequest)
 		case in.Via == ViaTrailer:
 			reason = "trailer in commit " + short(in.Commit)
+		case in.Via == ViaCheckRun:
+			reason = fmt.Sprintf("button Roll back of check run %s pressed by %s", o.Context, in.By)
 		case in.Via == ViaStepTimeout:
 			reason = fmt.Sprintf("step %d/%d waited longer than %s for an approval", o.Rollout.Step, o.Rollout.Steps, s.policy.StepTimeout)
 		}
@@ -316,7 +333,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 				"Revision %s rolled back to the stable revision %s by %s via %s (%s): the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
 				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via, origin(in, s.policy, at))
 		}
-		if repo := scmRepositoryOf(s.gg); onPullRequest(in.Via) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
+		if repo := scmRepositoryOf(s.gg); (onPullRequest(in.Via) || in.Via == ViaCheckRun) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
 			r.proposeRevert(ctx, s, ro, o, in)
 		}
 	case ActionRetry:

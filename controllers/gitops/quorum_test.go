@@ -83,6 +83,30 @@ func TestDecide_policy(t *testing.T) {
 			wantBy: "alice, carol", wantVia: "github-label+github-review", wantStep: 1, wantAction: ActionApprove, wantApprovers: []string{"alice", "carol"},
 		},
 		{
+			name: "a check run's button press counts as its presser's approval toward the quorum",
+			o: quorumOf(2, func(o *Observation) {
+				o.Labels = []Label{label("sluice/approve", "alice", scm.PermissionWrite, after)}
+				o.Presses = []ButtonPress{press("approve-1", "bob", scm.PermissionWrite, later)}
+			}),
+			wantBy: "alice, bob", wantVia: "github-label+github-check-run", wantStep: 1, wantAction: ActionApprove, wantApprovers: []string{"alice", "bob"},
+		},
+		{
+			name: "a press by someone who also labelled counts once",
+			o: quorumOf(2, func(o *Observation) {
+				o.Labels = []Label{label("sluice/approve", "alice", scm.PermissionWrite, after)}
+				o.Presses = []ButtonPress{press("approve-1", "alice", scm.PermissionWrite, later)}
+			}),
+			wantWaiting: []string{"1 more"},
+		},
+		{
+			name: "a press by an author of the release's commits is refused",
+			o: quorumOf(1, func(o *Observation) {
+				o.CommitAuthors = []scm.CommitAuthor{{SHA: tcSHA, Login: "pair"}}
+				o.Presses = []ButtonPress{press("approve-1", "pair", scm.PermissionWrite, later)}
+			}),
+			wantReasons: []string{ReasonSelfApproval},
+		},
+		{
 			name: "the same person through every source counts once",
 			o: quorumOf(2, func(o *Observation) {
 				o.Labels = []Label{label("sluice/approve", "alice", scm.PermissionWrite, after)}

@@ -23,7 +23,14 @@ const (
 	KindPush Kind = "push"
 	// KindPing is sent when a webhook is created: it proves the secret and URL are right.
 	KindPing Kind = "ping"
+	// KindCheckRun is a check run created, completed, re-requested, or one of its buttons
+	// pressed (requested_action, the only action sluice hands on). GitHub sends it to a GitHub
+	// App's webhook.
+	KindCheckRun Kind = "check_run"
 )
+
+// ActionRequestedAction is a button of a check run pressed (check_run deliveries).
+const ActionRequestedAction = "requested_action"
 
 // The pull_request actions the receiver hands to the Trigger; others are ignored.
 const (
@@ -69,6 +76,30 @@ type Event struct {
 	MergeCommitSHA string
 	// HookID is the webhook's id (X-GitHub-Hook-ID, or hook_id of a ping; 0 if absent).
 	HookID int64
+	// CheckRun is the id of the check run whose button was pressed (check_run only); its
+	// commit is SHA.
+	CheckRun int64
+	// CheckRunName is the check run's name (check_run only).
+	CheckRunName string
+	// ExternalID is the check run's external_id (check_run only): the Rollout,
+	// "namespace/name", for sluice's check runs.
+	ExternalID string
+	// Identifier is the identifier of the button pressed (requested_action.identifier).
+	Identifier string
+
+	// signature and payload are the delivery's X-Hub-Signature-256 and the exact bytes it
+	// covers, kept for check_run deliveries only (see SignedWith).
+	signature string
+	payload   string
+}
+
+// SignedWith tells whether the delivery of a check_run event was signed with secret. The
+// receiver accepts a delivery signed with any secret configured for its repository; a button
+// press acts on one GitGate, which asks whether the delivery was signed with its own secret,
+// so that a tenant who knows only their gate's secret cannot press another gate's buttons.
+// Events of other kinds keep no signature, and answer false.
+func (e Event) SignedWith(secret []byte) bool {
+	return len(secret) > 0 && e.signature != "" && github.ValidateSignature(e.signature, []byte(e.payload), secret) == nil
 }
 
 // FieldError is a payload without a field sluice needs, or with a malformed one.
@@ -86,7 +117,7 @@ func (e *FieldError) Error() string {
 
 // handledKind tells whether the receiver decodes deliveries of an event.
 func handledKind(k Kind) bool {
-	return k == KindPullRequest || k == KindPush || k == KindPing || conversationKind(k)
+	return k == KindPullRequest || k == KindPush || k == KindPing || k == KindCheckRun || conversationKind(k)
 }
 
 // handledAction tells whether a pull_request action is handed to the Trigger.
@@ -124,6 +155,8 @@ func decode(kind Kind, body []byte) (Event, error) {
 		repo, sender = fullName(ev.Repo), ev.Sender
 	case *github.PullRequestReviewEvent:
 		repo, sender = fullName(ev.Repo), ev.Sender
+	case *github.CheckRunEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
 	case nil: // the payload was JSON null
 	default:
 		return Event{}, fmt.Errorf("event %q is not handled", kind)
@@ -146,7 +179,40 @@ func decode(kind Kind, body []byte) (Event, error) {
 		return decodeComment(e, ev)
 	case *github.PullRequestReviewEvent:
 		return decodeReview(e, ev)
+	case *github.CheckRunEvent:
+		return decodeCheckRun(e, ev)
 	}
+	return e, nil
+}
+
+// decodeCheckRun reads a check_run delivery; only requested_action is read further (the
+// caller ignores the other actions).
+func decodeCheckRun(e Event, p *github.CheckRunEvent) (Event, error) {
+	if p.GetAction() == "" {
+		return Event{}, &FieldError{Field: "action", Problem: "is missing"}
+	}
+	e.Action = p.GetAction()
+	if e.Action != ActionRequestedAction {
+		return e, nil
+	}
+	if e.Sender == "" {
+		return Event{}, &FieldError{Field: "sender.login", Problem: "is missing"}
+	}
+	run := p.GetCheckRun()
+	if run == nil {
+		return Event{}, &FieldError{Field: "check_run", Problem: "is missing"}
+	}
+	if run.GetID() <= 0 {
+		return Event{}, &FieldError{Field: "check_run.id", Problem: "is missing or not positive"}
+	}
+	if !commitid.Valid(run.GetHeadSHA()) {
+		return Event{}, &FieldError{Field: "check_run.head_sha", Problem: "is missing or not a commit id"}
+	}
+	if p.GetRequestedAction() == nil || p.GetRequestedAction().Identifier == "" {
+		return Event{}, &FieldError{Field: "requested_action.identifier", Problem: "is missing"}
+	}
+	e.CheckRun, e.CheckRunName, e.ExternalID, e.SHA = run.GetID(), run.GetName(), run.GetExternalID(), run.GetHeadSHA()
+	e.Identifier = p.GetRequestedAction().Identifier
 	return e, nil
 }
 

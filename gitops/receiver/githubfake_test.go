@@ -186,7 +186,7 @@ func TestHandler_conversationDeliveriesFromTheGitHubFake(t *testing.T) {
 	head := fake.Commit("acme/app", "feature", "main", "Bump image", map[string]string{"deploy.yaml": "image: app:2\n"}, githubfake.Signature{Name: "bob", Email: "bob@example.com"})
 	pr := fake.OpenPullRequest("acme/app", "feature", "main", "Bump image", "bob")
 	fake.MergePullRequest("acme/app", pr, "alice")
-	comment := fake.Comment("acme/app", pr, "carol", "/sluice approve")
+	comment := fake.AddComment("acme/app", pr, "carol", "/sluice approve")
 	review := fake.Review("acme/app", pr, "dave", githubfake.ReviewApproved, "")
 
 	trigger := &triggered{}

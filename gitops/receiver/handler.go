@@ -219,6 +219,12 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) answer {
 	if why := ignoredConversation(e); why != "" {
 		return skip(http.StatusAccepted, ReasonIgnoredAction, why)
 	}
+	if kind == KindCheckRun && e.Action != ActionRequestedAction {
+		return skip(http.StatusAccepted, ReasonIgnoredAction, fmt.Sprintf("check_run action %q is not used by sluice, ignored", e.Action))
+	}
+	if kind == KindCheckRun {
+		e.signature, e.payload = signature, string(raw)
+	}
 	e.Delivery = id
 	if hook, err := strconv.ParseInt(r.Header.Get(headerHookID), 10, 64); err == nil && e.HookID == 0 {
 		e.HookID = hook

@@ -253,7 +253,7 @@ func TestHandler_ignoresUnusedEventsAndActions(t *testing.T) {
 		name, event, body, wantOutcome, wantMessage string
 	}{
 		{"issues event", "issues", `{"action":"opened"}`, "rejected/unknown-event", `event "issues" is not used`},
-		{"check_run event with a bad body", "check_run", `not json`, "rejected/unknown-event", `event "check_run"`},
+		{"check_run created", "check_run", checkRunJSON("created", "approve-1"), "rejected/ignored-action", `check_run action "created" is not used`},
 		{"pull_request edited", "pull_request", strings.Replace(labeledJSON("acme/app"), `"labeled"`, `"edited"`, 1), "rejected/ignored-action", `action "edited" is not used`},
 	}
 	for _, tt := range tests {
@@ -388,6 +388,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add("ping", `{"repository":{"full_name":"acme/app"}}`, false, "application/json")
 	f.Add("pull_request", "payload="+url.QueryEscape(labeledJSON("acme/app")), true, "application/x-www-form-urlencoded")
 	f.Add("issues", `{}`, true, "text/plain")
+	f.Add("check_run", checkRunJSON("requested_action", "approve-1"), true, "application/json")
 	allowed := map[int]bool{200: true, 202: true, 400: true, 401: true, 405: true, 413: true, 415: true, 500: true}
 	f.Fuzz(func(t *testing.T, event, body string, sign bool, contentType string) {
 		h := newHarness(t, 4096)

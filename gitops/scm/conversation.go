@@ -8,9 +8,9 @@ import (
 // CommentReader reads what people write in a pull request's conversation.
 type CommentReader interface {
 	// Comments lists the comments of a pull request's conversation, oldest first, each with its
-	// author and when it was written and last edited. Notes the host writes itself (GitLab's
-	// system notes: "approved this merge request", "added 1 commit") and comments on lines of
-	// the diff are left out.
+	// author and when it was written and last edited (Comment's CreatedAt and UpdatedAt). Notes
+	// the host writes itself (GitLab's system notes: "approved this merge request", "added 1
+	// commit") and comments on lines of the diff are left out.
 	Comments(ctx context.Context, number int) ([]Comment, error)
 }
 
@@ -30,18 +30,6 @@ type CommitAuthorReader interface {
 	// author's e-mail address and, where the host links that address to an account, the
 	// account's login.
 	PullRequestCommits(ctx context.Context, number int) ([]CommitAuthor, error)
-}
-
-// Comment is a comment of a pull request's conversation.
-type Comment struct {
-	// ID is the host's id of the comment.
-	ID int64
-	// Author is the login of who wrote it.
-	Author string
-	// Body is its text, as written (Markdown).
-	Body string
-	// CreatedAt is when it was written; UpdatedAt when it was last edited (CreatedAt when never).
-	CreatedAt, UpdatedAt time.Time
 }
 
 // ReviewState is what a review says.

@@ -14,6 +14,7 @@ type Client interface {
 	PermissionReader
 	TeamReader
 	RevertProposer
+	CommentWriter
 	CommentReader
 	ReviewReader
 	CommitAuthorReader

@@ -127,6 +127,25 @@ func (t *Tracker) fresh(k key, found bool, rv string, uid types.UID) bool {
 	return caughtUp
 }
 
+// apiServerKey marks a context whose reads must come from the API server.
+type apiServerKey struct{}
+
+// FromAPIServer returns a context whose reads through a Reader go to the
+// API server, whatever the cache holds. The cache only promises to be no
+// older than sluice's own writes; a decision that rests on what someone
+// else wrote since (Kubernetes' Deployment controller updating a
+// ReplicaSet, say) and that is unsafe to take on an older copy reads
+// through such a context. Every caller says why in a comment: these reads
+// are the uncached ones that remain.
+func FromAPIServer(ctx context.Context) context.Context {
+	return context.WithValue(ctx, apiServerKey{}, true)
+}
+
+func fromAPIServer(ctx context.Context) bool {
+	v, _ := ctx.Value(apiServerKey{}).(bool)
+	return v
+}
+
 // Reader reads the kinds it is given from the informer cache, as long as
 // the cache has caught up with the manager's own writes of the object, and
 // everything else from the API server.
@@ -158,14 +177,16 @@ func (r *Reader) Get(ctx context.Context, name client.ObjectKey, obj client.Obje
 		return r.API.Get(ctx, name, obj, opts...)
 	}
 	k := key{gk: gvk.GroupKind(), name: name}
-	err = r.Cache.Get(ctx, name, obj, opts...)
-	switch {
-	case err == nil && r.Tracker.fresh(k, true, obj.GetResourceVersion(), obj.GetUID()):
-		return nil
-	case apierrors.IsNotFound(err) && r.Tracker.fresh(k, false, "", ""):
-		return err
-	case err != nil && !apierrors.IsNotFound(err):
-		return err
+	if !fromAPIServer(ctx) {
+		err = r.Cache.Get(ctx, name, obj, opts...)
+		switch {
+		case err == nil && r.Tracker.fresh(k, true, obj.GetResourceVersion(), obj.GetUID()):
+			return nil
+		case apierrors.IsNotFound(err) && r.Tracker.fresh(k, false, "", ""):
+			return err
+		case err != nil && !apierrors.IsNotFound(err):
+			return err
+		}
 	}
 	err = r.API.Get(ctx, name, obj, opts...)
 	switch {
@@ -181,7 +202,7 @@ func (r *Reader) Get(ctx context.Context, name client.ObjectKey, obj client.Obje
 // last word on an object's state: callers Get what a decision rests on.
 func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	gvk, err := r.Scheme.GroupVersionKindFor(list)
-	if err == nil && r.Cached[gvk.GroupVersion().WithKind(trimList(gvk.Kind))] {
+	if err == nil && !fromAPIServer(ctx) && r.Cached[gvk.GroupVersion().WithKind(trimList(gvk.Kind))] {
 		return r.Cache.List(ctx, list, opts...)
 	}
 	return r.API.List(ctx, list, opts...)

@@ -190,3 +190,32 @@ func TestClient_aWriteWithUnknownOutcomeWaitsForAnAPIRead(t *testing.T) {
 		t.Fatalf("after a write of unknown outcome: %d API reads, want 1", w.apiR.gets)
 	}
 }
+
+func TestReader_fromAPIServerBypassesACaughtUpCache(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, deployment("web"))
+	// Someone else writes; the cache has not seen it and sluice wrote
+	// nothing, so a plain read is served the older copy.
+	cur := &appsv1.Deployment{}
+	if err := w.api.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Labels = map[string]string{"by": "kube-controller-manager"}
+	if err := w.api.Update(ctx, cur); err != nil {
+		t.Fatal(err)
+	}
+	cached := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, cached); err != nil {
+		t.Fatal(err)
+	}
+	if cached.Labels["by"] != "" || w.apiR.gets != 0 {
+		t.Fatalf("plain read: labels=%v API reads=%d, want the cached copy", cached.Labels, w.apiR.gets)
+	}
+	fresh := &appsv1.Deployment{}
+	if err := w.reader.Get(FromAPIServer(ctx), client.ObjectKey{Namespace: "ns", Name: "web"}, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.Labels["by"] != "kube-controller-manager" || w.apiR.gets != 1 {
+		t.Fatalf("read from the API server: labels=%v API reads=%d", fresh.Labels, w.apiR.gets)
+	}
+}

@@ -116,7 +116,7 @@ func approvalSource(via string) string {
 		return "annotation"
 	case "label", "github-label":
 		return "github-label"
-	case "gitea-label", "gitlab-label":
+	case "gitea-label", "gitlab-label", "github-check-run":
 		return via
 	case "commit", "trailer", "git-trailer":
 		return "git-trailer"

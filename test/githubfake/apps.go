@@ -27,8 +27,23 @@ func (s *Server) AddApp(appID int64, clientID string, installationID int64, key 
 	s.appSlugs[installationID] = slug
 }
 
-// authenticateApp checks the App JWT of an /app request.
+// authenticateApp checks the App JWT of an /app request: the JWT of the App of the
+// installation the path names, or, for a path that names none (GET /app), of any App.
 func (s *Server) authenticateApp(c *call) error {
+	token, ok := strings.CutPrefix(c.req.Header.Get("Authorization"), "Bearer ")
+	if _, named := c.params["installation_id"]; !named {
+		if !ok {
+			return fail(http.StatusUnauthorized, "A JSON web token could not be decoded")
+		}
+		var last error = jwtError("A JSON web token could not be decoded")
+		for _, a := range s.apps {
+			if last = verifyJWT(token, a, s.clock()); last == nil {
+				c.app = a
+				return nil
+			}
+		}
+		return fail(http.StatusUnauthorized, "%s", last.Error())
+	}
 	id, err := strconv.ParseInt(c.params["installation_id"], 10, 64)
 	if err != nil {
 		return fail(http.StatusNotFound, "Not Found")
@@ -37,13 +52,13 @@ func (s *Server) authenticateApp(c *call) error {
 	if a == nil {
 		return fail(http.StatusNotFound, "Not Found")
 	}
-	token, ok := strings.CutPrefix(c.req.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		return fail(http.StatusUnauthorized, "A JSON web token could not be decoded")
 	}
 	if err := verifyJWT(token, a, s.clock()); err != nil {
 		return fail(http.StatusUnauthorized, "%s", err.Error())
 	}
+	c.app = a
 	return nil
 }
 
@@ -125,7 +140,7 @@ func (s *Server) createInstallationToken(c *call) (int, any, error) {
 	}
 	token := "ghs_" + hex.EncodeToString(buf)
 	expires := s.clock().Add(a.tokenTTL).Truncate(time.Second)
-	s.tokens[token] = tokenInfo{login: s.appSlugs[id] + "[bot]", expires: expires, repos: in.Repositories}
+	s.tokens[token] = tokenInfo{login: s.appSlugs[id] + "[bot]", expires: expires, repos: in.Repositories, app: a.id}
 	return http.StatusCreated, map[string]any{
 		"token": token, "expires_at": stamp(expires), "repository_selection": "all",
 		"permissions": map[string]any{"statuses": "write", "pull_requests": "write", "contents": "write", "metadata": "read"},

@@ -16,20 +16,12 @@ const (
 	ReviewDismissed        = "DISMISSED"
 )
 
-// conversations holds what people write on pull requests: comments of the conversation and
-// reviews, by repository (lower case) and number, and the e-mail addresses GitHub links to
-// accounts.
+// conversations holds the reviews of pull requests, by repository (lower case) and number, and
+// the e-mail addresses GitHub links to accounts. (The comments are the repository's, see
+// comments.go.)
 type conversations struct {
-	comments map[string]map[int][]*issueComment
-	reviews  map[string]map[int][]*review
-	emails   map[string]string // lower-case e-mail -> login
-}
-
-// issueComment is a comment of an issue's or pull request's conversation.
-type issueComment struct {
-	id                 int64
-	user, body         string
-	created, updatedAt time.Time
+	reviews map[string]map[int][]*review
+	emails  map[string]string // lower-case e-mail -> login
 }
 
 // review is a pull-request review.
@@ -45,8 +37,7 @@ type review struct {
 // conv returns the fake's conversations, making them on first use.
 func (s *Server) conv() *conversations {
 	if s.conversations == nil {
-		s.conversations = &conversations{comments: map[string]map[int][]*issueComment{}, reviews: map[string]map[int][]*review{},
-			emails: map[string]string{}}
+		s.conversations = &conversations{reviews: map[string]map[int][]*review{}, emails: map[string]string{}}
 	}
 	return s.conversations
 }
@@ -54,9 +45,8 @@ func (s *Server) conv() *conversations {
 // conversationHandlers serve the operations of this file.
 func (s *Server) conversationHandlers() map[string]handler {
 	return map[string]handler{
-		"issues/list-comments": s.listComments,
-		"pulls/list-reviews":   s.listReviews,
-		"pulls/list-commits":   s.listPullCommits,
+		"pulls/list-reviews": s.listReviews,
+		"pulls/list-commits": s.listPullCommits,
 	}
 }
 
@@ -68,36 +58,16 @@ func (s *Server) SetUserEmail(login, email string) {
 	s.conv().emails[strings.ToLower(email)] = login
 }
 
-// Comment has login write body in the conversation of issue or pull request number, and returns
-// the comment's id.
-func (s *Server) Comment(fullName string, number int, login, body string) int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.mustRepo(fullName)
-	if r.pulls[number] == nil {
-		panic(fmt.Sprintf("githubfake: no pull request #%d in %s", number, fullName))
-	}
-	s.nextID++
-	now := s.clock()
-	key := strings.ToLower(fullName)
-	byNumber := s.conv().comments[key]
-	if byNumber == nil {
-		byNumber = map[int][]*issueComment{}
-		s.conv().comments[key] = byNumber
-	}
-	byNumber[number] = append(byNumber[number], &issueComment{id: s.nextID, user: login, body: body, created: now, updatedAt: now})
-	r.pulls[number].updatedAt = now
-	return s.nextID
-}
-
-// EditComment replaces the body of comment id, as its author editing it: its updated_at moves.
+// EditComment replaces the body of comment id, as its author editing it on GitHub's web page:
+// its updated_at moves.
 func (s *Server) EditComment(fullName string, id int64, body string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, list := range s.conv().comments[strings.ToLower(fullName)] {
+	for _, list := range s.mustRepo(fullName).comments {
 		for _, c := range list {
 			if c.id == id {
 				c.body, c.updatedAt = body, s.clock()
+				c.edits++
 				return
 			}
 		}
@@ -147,37 +117,6 @@ func (s *Server) DismissReview(fullName string, number int, id int64) {
 		}
 	}
 	panic(fmt.Sprintf("githubfake: no review %d on #%d of %s", id, number, fullName))
-}
-
-// listComments serves GET /repos/{owner}/{repo}/issues/{issue_number}/comments, oldest first,
-// with GitHub's since filter (comments updated at or after it).
-func (s *Server) listComments(c *call) (int, any, error) {
-	n, _ := strconv.Atoi(c.params["issue_number"])
-	if c.repo.pulls[n] == nil {
-		return 0, nil, fail(http.StatusNotFound, "Not Found")
-	}
-	var since time.Time
-	if v := c.req.URL.Query().Get("since"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			return 0, nil, fail(http.StatusUnprocessableEntity, "Validation Failed: since")
-		}
-		since = t
-	}
-	items := []any{}
-	for _, cm := range s.conv().comments[strings.ToLower(c.repo.owner+"/"+c.repo.name)][n] {
-		if cm.updatedAt.Before(since) {
-			continue
-		}
-		items = append(items, map[string]any{
-			"id": cm.id, "node_id": "IC_" + itoa(cm.id), "url": s.apiURL("repos/%s/%s/issues/comments/%d", c.repo.owner, c.repo.name, cm.id),
-			"html_url":  fmt.Sprintf("%s%s/%s/pull/%d#issuecomment-%d", s.htmlRoot(), c.repo.owner, c.repo.name, n, cm.id),
-			"issue_url": s.apiURL("repos/%s/%s/issues/%d", c.repo.owner, c.repo.name, n),
-			"user":      s.user(cm.user), "body": cm.body, "author_association": s.association(c.repo, cm.user),
-			"created_at": stamp(cm.created), "updated_at": stamp(cm.updatedAt),
-		})
-	}
-	return http.StatusOK, page(c, items), nil
 }
 
 // listReviews serves GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews, oldest first.

@@ -15,7 +15,7 @@ const maxStatusesPerContext = 1000
 
 // handlers maps each operation of the trimmed description to its handler.
 func (s *Server) handlers() map[string]handler {
-	h := map[string]handler{
+	m := map[string]handler{
 		"apps/create-installation-access-token":   s.createInstallationToken,
 		"git/create-commit":                       s.createCommit,
 		"git/create-ref":                          s.createRef,
@@ -36,10 +36,13 @@ func (s *Server) handlers() map[string]handler {
 		"repos/list-pull-requests-associated-with-commit": s.listPullsForCommit,
 		"teams/get-membership-for-user-in-org":            s.getTeamMembership,
 	}
-	for op, f := range s.conversationHandlers() {
-		h[op] = f
+	for op, h := range s.surfaceHandlers() {
+		m[op] = h
 	}
-	return h
+	for op, h := range s.conversationHandlers() {
+		m[op] = h
+	}
+	return m
 }
 
 func decode(c *call, v any) error {

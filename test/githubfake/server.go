@@ -71,6 +71,7 @@ type tokenInfo struct {
 	login   string
 	expires time.Time // zero: never
 	repos   []string  // names of the repositories it may access; nil: all
+	app     int64     // the App whose installation token it is; 0: a user's token
 }
 
 // Request is a request the fake received.
@@ -162,6 +163,8 @@ type call struct {
 	login  string
 	token  tokenInfo
 	repo   *repository
+	// app is the App an /app call authenticated as (its JWT).
+	app    *app
 	header http.Header
 	// after runs once the response is sent, outside the fake's lock: the
 	// webhook deliveries the call causes, as GitHub sends them after

@@ -31,6 +31,8 @@ type repository struct {
 	statuses      map[string][]*status // sha -> oldest first
 	roles         map[string]string    // login -> role
 	nextNumber    int
+	comments      map[int][]*issueComment // issue or pull request number -> oldest first
+	checkRuns     []*checkRun             // oldest first
 }
 
 // pullRequest is a pull request's state.

@@ -7,14 +7,14 @@ import (
 )
 
 // DeliverComment sends an issue_comment delivery of action "created" or "edited" for comment id
-// (made with Comment) on pull request number, sent by its author, to url signed with secret.
+// (made with AddComment) on pull request number, sent by its author, to url signed with secret.
 // The payload is validated against @octokit/webhooks-schemas like every other delivery.
 func (s *Server) DeliverComment(ctx context.Context, url string, secret []byte, fullName string, number int, id int64, action string) (Delivery, error) {
 	s.mu.Lock()
 	r := s.mustRepo(fullName)
 	pr := r.pulls[number]
 	var cm *issueComment
-	for _, c := range s.conv().comments[strings.ToLower(fullName)][number] {
+	for _, c := range r.comments[number] {
 		if c.id == id {
 			cm = c
 		}
@@ -53,10 +53,10 @@ func (s *Server) DeliverComment(ctx context.Context, url string, secret []byte, 
 	values["comment"] = map[string]any{
 		"id": cm.id, "node_id": "IC_" + itoa(cm.id), "url": commentURL, "issue_url": issueURL,
 		"html_url": fmt.Sprintf("%s%s/%s/pull/%d#issuecomment-%d", s.htmlRoot(), r.owner, r.name, number, cm.id),
-		"body":     cm.body, "user": s.user(cm.user), "created_at": stamp(cm.created), "updated_at": stamp(cm.updatedAt),
-		"author_association": s.association(r, cm.user), "performed_via_github_app": nil, "reactions": reactions(commentURL),
+		"body":     cm.body, "user": s.user(cm.author), "created_at": stamp(cm.createdAt), "updated_at": stamp(cm.updatedAt),
+		"author_association": s.association(r, cm.author), "performed_via_github_app": nil, "reactions": reactions(commentURL),
 	}
-	values["repository"], values["sender"] = s.repoJSON(r), s.user(cm.user)
+	values["repository"], values["sender"] = s.repoJSON(r), s.user(cm.author)
 	s.mu.Unlock()
 	body, err := s.hooks.build("issue_comment$"+action, values)
 	if err != nil {

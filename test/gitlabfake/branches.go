@@ -26,6 +26,10 @@ func (s *Server) routes() []route {
 		{http.MethodPost, "/projects/:id/merge_requests", &gitlab.CreateMergeRequestOptions{}, s.createMergeRequest},
 		{http.MethodGet, "/projects/:id/merge_requests/:iid", &gitlab.GetMergeRequestsOptions{}, s.getMergeRequest},
 		{http.MethodGet, "/projects/:id/merge_requests/:iid/resource_label_events", &gitlab.ListLabelEventsOptions{}, s.labelEvents},
+		{http.MethodGet, "/user", nil, s.currentUser},
+		{http.MethodGet, "/projects/:id/merge_requests/:iid/notes", &gitlab.ListMergeRequestNotesOptions{}, s.listNotes},
+		{http.MethodPost, "/projects/:id/merge_requests/:iid/notes", &gitlab.CreateMergeRequestNoteOptions{}, s.createNote},
+		{http.MethodPut, "/projects/:id/merge_requests/:iid/notes/:note_id", &gitlab.UpdateMergeRequestNoteOptions{}, s.updateNote},
 	}, s.conversationRoutes()...)
 }
 

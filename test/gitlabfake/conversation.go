@@ -10,16 +10,6 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
-// note is a note (comment) of a merge request; system notes are GitLab's own.
-type note struct {
-	id      int64
-	author  *user
-	body    string
-	system  bool
-	created time.Time
-	updated time.Time
-}
-
 // approval is a user's standing approval of a merge request.
 type approval struct {
 	user *user
@@ -35,18 +25,15 @@ const (
 // conversationRoutes are the operations of this file.
 func (s *Server) conversationRoutes() []route {
 	return []route{
-		{http.MethodGet, "/projects/:id/merge_requests/:iid/notes", &gitlab.ListMergeRequestNotesOptions{}, s.listNotes},
 		{http.MethodGet, "/projects/:id/merge_requests/:iid/approvals", nil, s.getApprovals},
 		{http.MethodGet, "/projects/:id/merge_requests/:iid/commits", &gitlab.GetMergeRequestCommitsOptions{}, s.mergeRequestCommits},
 	}
 }
 
-// addNote records a note on mr, as GitLab stores it.
-func (s *Server) addNote(mr *mergeRequest, u *user, body string, system bool) *note {
-	now := s.now()
-	n := &note{id: s.newID(), author: u, body: body, system: system, created: now, updated: now}
-	mr.notes = append(mr.notes, n)
-	mr.updated = now
+// addSystemNote records a note GitLab writes itself on mr.
+func (s *Server) addSystemNote(mr *mergeRequest, u *user, body string) *note {
+	n := s.addNote(mr, u, body)
+	n.system = true
 	return n
 }
 
@@ -58,6 +45,7 @@ func (s *Server) EditNote(projectPath string, iid, id int64, body string) {
 	for _, n := range mr.notes {
 		if n.id == id && !n.system {
 			n.body, n.updated = body, s.now()
+			n.edits++
 			return
 		}
 	}
@@ -90,7 +78,7 @@ func (s *Server) ApproveMergeRequest(projectPath string, iid int64, username str
 		s.mu.Unlock()
 		panic("gitlabfake: " + refuse)
 	}
-	n := s.addNote(mr, u, noteApproved, true)
+	n := s.addSystemNote(mr, u, noteApproved)
 	mr.approvals = append(mr.approvals, &approval{user: u, at: n.created})
 	deliveries := s.mrHook(p, mr, u, "approval", hookChanges{})
 	s.mu.Unlock()
@@ -109,7 +97,7 @@ func (s *Server) UnapproveMergeRequest(projectPath string, iid int64, username s
 			continue
 		}
 		mr.approvals = append(mr.approvals[:i], mr.approvals[i+1:]...)
-		s.addNote(mr, u, noteUnapproved, true)
+		s.addSystemNote(mr, u, noteUnapproved)
 		deliveries := s.mrHook(p, mr, u, "unapproval", hookChanges{})
 		s.mu.Unlock()
 		s.deliver(deliveries)
@@ -117,67 +105,6 @@ func (s *Server) UnapproveMergeRequest(projectPath string, iid int64, username s
 	}
 	s.mu.Unlock()
 	panic(fmt.Sprintf("gitlabfake: %s has not approved !%d", username, iid))
-}
-
-// Notes returns the ids of the notes people wrote on a merge request, oldest first.
-func (s *Server) Notes(projectPath string, iid int64) []int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []int64
-	for _, n := range s.mustMR(s.mustProject(projectPath), iid).notes {
-		if !n.system {
-			out = append(out, n.id)
-		}
-	}
-	return out
-}
-
-// listNotes serves GET /projects/:id/merge_requests/:iid/notes, with GitLab's sort (asc or desc,
-// the default) and order_by (created_at, the default, or updated_at).
-func (s *Server) listNotes(c *call) (reply, error) {
-	p, err := s.findProject(c)
-	if err != nil {
-		return reply{}, err
-	}
-	mr, err := s.findMR(c, p)
-	if err != nil {
-		return reply{}, err
-	}
-	sortBy, order := c.query.Get("order_by"), c.query.Get("sort")
-	if sortBy != "" && sortBy != "created_at" && sortBy != "updated_at" {
-		return reply{}, invalidParam("order_by does not have a valid value")
-	}
-	if order != "" && order != "asc" && order != "desc" {
-		return reply{}, invalidParam("sort does not have a valid value")
-	}
-	notes := append([]*note(nil), mr.notes...)
-	key := func(n *note) time.Time {
-		if sortBy == "updated_at" {
-			return n.updated
-		}
-		return n.created
-	}
-	for i := 1; i < len(notes); i++ { // stable insertion sort, oldest first, by id within a time
-		for j := i; j > 0 && (key(notes[j]).Before(key(notes[j-1])) || key(notes[j]).Equal(key(notes[j-1])) && notes[j].id < notes[j-1].id); j-- {
-			notes[j], notes[j-1] = notes[j-1], notes[j]
-		}
-	}
-	if order != "asc" {
-		for i, j := 0, len(notes)-1; i < j; i, j = i+1, j-1 {
-			notes[i], notes[j] = notes[j], notes[i]
-		}
-	}
-	list := make([]*gitlab.Note, 0, len(notes))
-	for _, n := range notes {
-		created, updated := n.created, n.updated
-		list = append(list, &gitlab.Note{
-			ID: n.id, Body: n.body, System: n.system, CreatedAt: &created, UpdatedAt: &updated,
-			Author:     gitlab.NoteAuthor{ID: n.author.id, Username: n.author.username, Name: n.author.name, State: n.author.state, WebURL: s.URL + "/" + n.author.username},
-			NoteableID: mr.id, NoteableType: "MergeRequest", NoteableIID: mr.iid, ProjectID: p.id,
-		})
-	}
-	from, to := paginate(c, len(list))
-	return reply{status: http.StatusOK, value: list[from:to]}, nil
 }
 
 // getApprovals serves GET /projects/:id/merge_requests/:iid/approvals: who approves the merge

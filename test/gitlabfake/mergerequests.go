@@ -75,7 +75,7 @@ func (s *Server) Push(projectPath, branch, author string, set map[string]string,
 		if mr.state == "opened" && mr.source == branch {
 			oldrev := mr.head
 			s.refreshMR(p, mr)
-			s.addNote(mr, u, "added 1 commit", true)
+			s.addSystemNote(mr, u, "added 1 commit")
 			deliveries = append(deliveries, s.mrHook(p, mr, u, "update", hookChanges{oldrev: oldrev})...)
 		}
 	}

@@ -260,7 +260,7 @@ func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, 
 	p := s.mustProject(projectPath)
 	u := s.mustUser(username)
 	mr := s.mustMR(p, iid)
-	n := s.addNote(mr, u, body, false)
+	n := s.addNote(mr, u, body)
 	now := n.created.Format("2006-01-02 15:04:05 UTC")
 	ev := gitlab.MergeCommentEvent{
 		ObjectKind: "note", EventType: "note", User: s.eventUser(u), ProjectID: p.id,

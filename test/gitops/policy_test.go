@@ -51,7 +51,7 @@ func TestGitGate_twoApprovers_labelWaitsCommentAndReviewAdvance_authorRefused(t 
 	w.assertStaysPaused(1, 3, 1)
 
 	// When bob comments "/sluice approve".
-	w.gh.Comment(ghRepo, pr, "bob", "Looks right.\n\n/sluice approve\n")
+	w.gh.AddComment(ghRepo, pr, "bob", "Looks right.\n\n/sluice approve\n")
 
 	// Then step 1 is approved by both, and the Rollout's record names them.
 	w.waitStep(2, rolloutsv1beta1.CanaryStepStatePaused)
@@ -71,7 +71,7 @@ func TestGitGate_twoApprovers_labelWaitsCommentAndReviewAdvance_authorRefused(t 
 
 	// When dev, the pull request's author, comments "/sluice approve".
 	w.afterPause()
-	w.gh.Comment(ghRepo, pr, "dev", "/sluice approve")
+	w.gh.AddComment(ghRepo, pr, "dev", "/sluice approve")
 
 	// Then it is refused, saying why, and the release waits.
 	w.waitEvent("Rollout", "checkout", "SelfApproval", "dev opened pull request #")
@@ -87,7 +87,7 @@ func TestGitGate_twoApprovers_labelWaitsCommentAndReviewAdvance_authorRefused(t 
 	w.assertStaysPaused(2, 2, 2)
 
 	// When alice comments and carol approves in a review.
-	w.gh.Comment(ghRepo, pr, "alice", "/sluice approve step=2")
+	w.gh.AddComment(ghRepo, pr, "alice", "/sluice approve step=2")
 	w.waitStatus(merge, "pending", "step 2/3 paused: 1 of 2 approvals (alice); waiting for 1 more")
 	w.gh.Review(ghRepo, pr, "carol", githubfake.ReviewApproved, "")
 
@@ -123,7 +123,7 @@ func TestGitGate_expiredApproval_doesNotCount(t *testing.T) {
 	w.gh.AddLabel(ghRepo, pr, "sluice/approve", "alice")
 	w.waitStatus(merge, "pending", "step 1/3 paused: 1 of 2 approvals (alice); waiting for 1 more")
 	w.waitEvent("Rollout", "checkout", "ApprovalExpired", "added by alice: given at ")
-	w.gh.Comment(ghRepo, pr, "bob", "/sluice approve")
+	w.gh.AddComment(ghRepo, pr, "bob", "/sluice approve")
 
 	// Then it waits for one more: alice's approval expired.
 	w.waitStatus(merge, "pending", "step 1/3 paused: 1 of 2 approvals (bob); waiting for 1 more")
@@ -135,7 +135,7 @@ func TestGitGate_expiredApproval_doesNotCount(t *testing.T) {
 	}
 
 	// When alice approves again, by comment.
-	w.gh.Comment(ghRepo, pr, "alice", "/sluice approve")
+	w.gh.AddComment(ghRepo, pr, "alice", "/sluice approve")
 
 	// Then step 1 is approved by bob and alice.
 	w.waitStep(2, rolloutsv1beta1.CanaryStepStatePaused)
@@ -157,7 +157,7 @@ func TestGitGate_rejectComment_abortsTheReleaseBackOnStable(t *testing.T) {
 	w.waitDeploymentSplit(3, 1)
 
 	// When sec comments "/sluice reject".
-	w.gh.Comment(ghRepo, pr, "sec", "This leaks the card number.\n/sluice reject")
+	w.gh.AddComment(ghRepo, pr, "sec", "This leaks the card number.\n/sluice reject")
 
 	// Then the release is aborted, back on v1, and said to be rejected.
 	w.waitAborted()

@@ -106,7 +106,7 @@ func startGitea(ctx context.Context) error {
 		scopes []string
 	}{
 		{&suite.alice, "alice", nil}, {&suite.bob, "bob", nil}, {&suite.carol, "carol", nil}, {&suite.dave, "dave", nil},
-		{&suite.sluice, "sluice-bot", []string{"write:repository", "read:issue", "read:organization"}},
+		{&suite.sluice, "sluice-bot", []string{"write:repository", "write:issue", "read:organization", "read:user"}},
 	} {
 		if *u.to, err = s.CreateUser(ctx, u.login, u.scopes...); err != nil {
 			return err

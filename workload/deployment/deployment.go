@@ -159,6 +159,11 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		return in.NewReplicas >= desired, nil
 	}
 	g := planGate(in)
+	if g.Mode == modeMove && d.Spec.Paused {
+		if g, err = r.confirmMove(ctx, d, in); err != nil {
+			return false, err
+		}
+	}
 	if spec := specPatch(g, d); len(spec) > 0 {
 		// A conflict (the Deployment changed since it was read) goes back
 		// to the caller, which plans the batch again from a fresh read.
@@ -169,6 +174,29 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 		killpoint.ReachedIf(ctx, g.Mode == modeMove, killpoint.DeploymentMoved, r.key.String())
 	}
 	return g.Mode == modeHold, nil
+}
+
+// confirmMove plans the gate again on the new ReplicaSet as the API server
+// holds it, before a held Deployment is unpaused for a batch. That the new
+// pods cannot count as available (armed) is the one fact the batch's bound
+// rests on, and Kubernetes writes it, not sluice: the informer cache may
+// still show the ReplicaSet as it was in the previous batch's move (held
+// timing, no pod available) after the hold gave the pods back their
+// availability, and unpausing on that copy lets Kubernetes' rolling update
+// run past the batch. Once unpaused, the moves that follow only widen the
+// bounds as new pods become ready, which a stale copy understates. So
+// this is one uncached read per batch.
+func (r *Releaser) confirmMove(ctx context.Context, d *appsv1.Deployment, in gateInput) (gate, error) {
+	cur, err := currentFromAPIServer(ctx, r.reader, d)
+	if err != nil {
+		return gate{}, err
+	}
+	in.Armed = armed(d, cur)
+	in.NewReplicas, in.NewReady = 0, 0
+	if cur != nil {
+		in.NewReplicas, in.NewReady = replicasOfSet(cur), cur.Status.ReadyReplicas
+	}
+	return planGate(in), nil
 }
 
 // Finalize implements workload.Releaser: it applies the restore patch and,

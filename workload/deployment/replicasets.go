@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/workload/revisions"
 )
 
@@ -104,10 +105,15 @@ func (s *replicaSets) stableCandidate() *appsv1.ReplicaSet {
 // Deployment and its current ReplicaSet carry the inflated minReadySeconds
 // and the ReplicaSet's status reflects it.
 func (s *replicaSets) armed(d *appsv1.Deployment) bool {
+	return armed(d, s.current)
+}
+
+// armed reports whether the new pods of d, in its current ReplicaSet rs
+// (nil: none yet), can no longer count as available.
+func armed(d *appsv1.Deployment, rs *appsv1.ReplicaSet) bool {
 	if d.Spec.MinReadySeconds != heldMinReadySeconds {
 		return false
 	}
-	rs := s.current
 	if rs == nil {
 		return true
 	}
@@ -158,4 +164,23 @@ func StableRevision(d *appsv1.Deployment, sets []appsv1.ReplicaSet) string {
 		return ""
 	}
 	return best.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+}
+
+// currentFromAPIServer reads the ReplicaSet of d's template from the API
+// server (nil when there is none). An uncached read, made once per batch:
+// see Releaser.confirmMove.
+func currentFromAPIServer(ctx context.Context, reader client.Reader, d *appsv1.Deployment) (*appsv1.ReplicaSet, error) {
+	name := d.Name + "-" + revisions.TemplateHash(&d.Spec.Template, d.Status.CollisionCount)
+	rs := &appsv1.ReplicaSet{}
+	err := reader.Get(ownwrites.FromAPIServer(ctx), client.ObjectKey{Namespace: d.Namespace, Name: name}, rs)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading replicaset %s/%s: %w", d.Namespace, name, err)
+	}
+	if !owned(rs, d) || !revisions.Equal(&rs.Spec.Template, &d.Spec.Template) {
+		return nil, nil
+	}
+	return rs, nil
 }

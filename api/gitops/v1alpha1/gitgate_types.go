@@ -459,7 +459,8 @@ type ApprovalLabels struct {
 	Reject string `json:"reject,omitempty"`
 }
 
-// StatusPolicy says how commit statuses are named and linked.
+// StatusPolicy says how commit statuses are named and linked, and whether
+// the pull request gets sluice's comment and check runs.
 type StatusPolicy struct {
 	// Context names each Rollout's commit status; ${namespace} and
 	// ${rollout} are replaced. Default "sluice/${namespace}/${rollout}".
@@ -474,6 +475,22 @@ type StatusPolicy struct {
 	// Disabled posts no commit statuses.
 	// +optional
 	Disabled bool `json:"disabled,omitempty"`
+	// DisableComment posts no comment on pull requests. By default each
+	// bound Rollout keeps one comment on the pull request of the release,
+	// edited in place as it moves on: its steps with the current one
+	// marked, the pods and requests of each revision, who approved what,
+	// what was refused and why, and how to move it on.
+	// +optional
+	DisableComment bool `json:"disableComment,omitempty"`
+	// DisableCheckRuns posts no check runs. When sluice runs as a GitHub App
+	// (spec.github or spec.scm with an App's credentials), each bound
+	// Rollout keeps a check run, named like its commit status, on the
+	// commit being released, with the comment's summary and the buttons
+	// "Approve step N", "Promote" and "Roll back"; a press is an approval
+	// by whoever pressed it, under the approval policy. Tokens cannot write
+	// check runs: with a token there are none, whatever this says.
+	// +optional
+	DisableCheckRuns bool `json:"disableCheckRuns,omitempty"`
 }
 
 // GitGateStatus reports what the gate last saw and did.

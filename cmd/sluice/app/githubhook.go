@@ -104,8 +104,13 @@ var (
 // Trigger implements receiver.Trigger; the receiver calls TryTrigger.
 func (h hints) Trigger(ctx context.Context, e receiver.Event) { _ = h.TryTrigger(ctx, e) }
 
-// TryTrigger implements receiver.FallibleTrigger.
+// TryTrigger implements receiver.FallibleTrigger: a press of a check
+// run's button is recorded on the GitGates it concerns (which wakes them);
+// any other event is a hint to read the repository again.
 func (h hints) TryTrigger(ctx context.Context, e receiver.Event) error {
+	if e.Kind == receiver.KindCheckRun {
+		return h.gates.RecordPress(ctx, e)
+	}
 	return h.gates.Hint(ctx, e.Repository)
 }
 

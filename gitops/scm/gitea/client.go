@@ -39,6 +39,9 @@ const (
 	DefaultRetryMaxDelay = 10 * time.Second
 	// DefaultStatusCacheSize is how many (commit, context) statuses are remembered as posted.
 	DefaultStatusCacheSize = 4096
+	// DefaultCommentCacheSize is how many (pull request, key) comments are remembered as
+	// posted.
+	DefaultCommentCacheSize = 1024
 	// DefaultRequestTimeout bounds one HTTP request when Options.HTTPClient is not set.
 	DefaultRequestTimeout = 30 * time.Second
 )
@@ -53,8 +56,9 @@ type Options struct {
 	// "https://codeberg.org/" (the API is under "api/v1"). Required.
 	BaseURL string
 	// Token is an access token. It needs the scopes write:repository (statuses, pull requests,
-	// the revert branch), read:issue (the label history of pull requests) and read:organization
-	// (teams). Its user needs admin rights on the repository to read other users' permissions,
+	// the revert branch), write:issue (the label history of pull requests, and sluice's comment
+	// on them), read:organization (teams) and read:user (who the token is, to tell sluice's own
+	// comments from others'). Its user needs admin rights on the repository to read other users' permissions,
 	// and membership of every team whose members it reads. Required.
 	Token string
 	// CloneURL is the repository's HTTP(S) Git URL the revert branch is pushed to; empty means
@@ -92,6 +96,9 @@ type Client struct {
 
 	statusMu sync.Mutex
 	statuses *scm.StatusMemory
+
+	// comments keeps sluice's comments on pull requests.
+	comments *scm.StickyComments
 
 	// commitPull records that the server answers GET /repos/{o}/{r}/commits/{sha}/pull (recent
 	// Gitea; not every server): once it has answered, its 404 means "no merged pull request".
@@ -144,6 +151,7 @@ func New(opts Options) (*Client, error) {
 		http:     &http.Client{Transport: rt, Timeout: httpClient.Timeout, CheckRedirect: httpClient.CheckRedirect},
 		now:      opts.Now,
 		statuses: scm.NewStatusMemory(opts.StatusCacheSize),
+		comments: scm.NewStickyComments(DefaultCommentCacheSize),
 	}, nil
 }
 

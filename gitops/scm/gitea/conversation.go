@@ -33,7 +33,7 @@ func (c *Client) Comments(ctx context.Context, number int) ([]scm.Comment, error
 		if cm == nil || cm.Poster == nil {
 			continue
 		}
-		out = append(out, scm.Comment{ID: cm.ID, Author: cm.Poster.UserName, Body: cm.Body, CreatedAt: cm.Created, UpdatedAt: cm.Updated})
+		out = append(out, commentOf(cm))
 	}
 	return out, nil
 }

@@ -30,7 +30,7 @@ var world struct {
 }
 
 // sluiceScopes are the token scopes docs/gitops-gitea.md asks for.
-var sluiceScopes = []string{"write:repository", "read:issue", "read:organization"}
+var sluiceScopes = []string{"write:repository", "write:issue", "read:organization", "read:user"}
 
 func TestMain(m *testing.M) {
 	os.Exit(giteatest.Main(m, giteatest.Options{}, func(s *giteatest.Server) error {

@@ -36,6 +36,9 @@ const (
 	DefaultETagCacheSize = 512
 	// DefaultStatusCacheSize is how many (commit, context) statuses are remembered as posted.
 	DefaultStatusCacheSize = 4096
+	// DefaultCommentCacheSize is how many (pull request, key) comments are remembered as posted,
+	// and how many (commit, name) check runs.
+	DefaultCommentCacheSize = 1024
 	// DefaultRequestTimeout bounds one HTTP request when Options.HTTPClient is not set.
 	DefaultRequestTimeout = 30 * time.Second
 )
@@ -68,9 +71,11 @@ type Options struct {
 	RetryMaxDelay  time.Duration
 	// Observer is told about every request sent to GitHub, retries included; nil tells nobody.
 	Observer scm.Observer
-	// ETagCacheSize and StatusCacheSize bound the client's memory; zero takes the defaults.
-	ETagCacheSize   int
-	StatusCacheSize int
+	// ETagCacheSize, StatusCacheSize and CommentCacheSize bound the client's memory; zero
+	// takes the defaults.
+	ETagCacheSize    int
+	StatusCacheSize  int
+	CommentCacheSize int
 }
 
 // Client implements the scm capabilities for one GitHub repository.
@@ -82,6 +87,12 @@ type Client struct {
 
 	statusMu sync.Mutex
 	statuses *statusMemory
+
+	// comments keeps sluice's comments on pull requests.
+	comments *scm.StickyComments
+	// appAPI calls the API as the GitHub App itself (its JWT), for what an installation
+	// token cannot read; nil with a token.
+	appAPI *gh.Client
 }
 
 // The capabilities a Client implements.
@@ -130,10 +141,16 @@ func New(opts Options) (*Client, error) {
 		return &retryTransport{next: rt, maxRetries: max(opts.MaxRetries, 0), baseDelay: opts.RetryBaseDelay, maxDelay: opts.RetryMaxDelay}
 	}
 	var tokens tokenSource = staticToken(opts.Token)
+	var appAPI *gh.Client
 	if opts.App != nil {
-		if tokens, err = newInstallationTokens(opts.App, opts.Repo, base.String(), chain(nil), httpClient.Timeout, opts.Now); err != nil {
+		installation, err := newInstallationTokens(opts.App, opts.Repo, base.String(), chain(nil), httpClient.Timeout, opts.Now)
+		if err != nil {
 			return nil, err
 		}
+		tokens = installation
+		appAPI = gh.NewClient(&http.Client{Transport: installation.apps, Timeout: httpClient.Timeout, CheckRedirect: httpClient.CheckRedirect})
+		appAPI.BaseURL = base
+		appAPI.UserAgent = opts.UserAgent
 	}
 	client := gh.NewClient(&http.Client{Transport: chain(tokens), Timeout: httpClient.Timeout, CheckRedirect: httpClient.CheckRedirect})
 	client.BaseURL = base
@@ -144,6 +161,8 @@ func New(opts Options) (*Client, error) {
 		repo:     opts.Repo,
 		now:      opts.Now,
 		statuses: newStatusMemory(opts.StatusCacheSize),
+		comments: scm.NewStickyComments(opts.CommentCacheSize),
+		appAPI:   appAPI,
 	}, nil
 }
 
@@ -168,6 +187,9 @@ func withDefaults(opts Options) Options {
 	}
 	if opts.StatusCacheSize <= 0 {
 		opts.StatusCacheSize = DefaultStatusCacheSize
+	}
+	if opts.CommentCacheSize <= 0 {
+		opts.CommentCacheSize = DefaultCommentCacheSize
 	}
 	return opts
 }

@@ -21,23 +21,7 @@ var (
 // /repos/{owner}/{repo}/issues/{number}/comments, every page): the comments of its
 // conversation, not the review comments on lines of the diff.
 func (c *Client) Comments(ctx context.Context, number int) ([]scm.Comment, error) {
-	var out []scm.Comment
-	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
-	for page := 0; page < maxPages; page++ {
-		list, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, number, opts)
-		if err != nil {
-			return nil, mapError(err, resp, fmt.Sprintf("comments of pull request #%d", number), c.now())
-		}
-		for _, cm := range list {
-			out = append(out, scm.Comment{ID: cm.GetID(), Author: cm.GetUser().GetLogin(), Body: cm.GetBody(),
-				CreatedAt: cm.GetCreatedAt().Time, UpdatedAt: cm.GetUpdatedAt().Time})
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
-	}
-	return out, nil
+	return commentHost{c}.Comments(ctx, number)
 }
 
 // Reviews implements scm.ReviewReader with GET /repos/{owner}/{repo}/pulls/{number}/reviews

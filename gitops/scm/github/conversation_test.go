@@ -29,9 +29,9 @@ func TestConversation_commentsReviewsAndCommitAuthors(t *testing.T) {
 	t0 := clock.Now()
 
 	// Comments: alice writes and later edits; carol writes one more.
-	id := fake.Comment(testRepo, number, "alice", "LGTM")
+	id := fake.AddComment(testRepo, number, "alice", "LGTM")
 	clock.Advance(time.Minute)
-	fake.Comment(testRepo, number, "carol", "/sluice approve")
+	fake.AddComment(testRepo, number, "carol", "/sluice approve")
 	clock.Advance(time.Minute)
 	fake.EditComment(testRepo, id, "LGTM\n/sluice approve step=2")
 	comments, err := c.Comments(ctx, number)
@@ -98,7 +98,7 @@ func TestComments_readsEveryPage(t *testing.T) {
 	fake.Commit(testRepo, "bump", "main", "Bump", map[string]string{"deploy/app.yaml": "image: app:v2\n"}, githubfake.Signature{Name: "Bob", Email: "bob@example.com"})
 	number := fake.OpenPullRequest(testRepo, "bump", "main", "Bump", "bob")
 	for i := 0; i < 150; i++ {
-		fake.Comment(testRepo, number, "alice", "ping")
+		fake.AddComment(testRepo, number, "alice", "ping")
 	}
 	comments, err := c.Comments(context.Background(), number)
 	if err != nil || len(comments) != 150 {

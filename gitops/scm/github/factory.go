@@ -12,7 +12,9 @@ var _ scm.Client = (*Client)(nil)
 
 // Factory builds a Client for the table of hosts (gitops/scm/hosts) from
 // the repository "owner/name", the API URL and the Secret's keys: "token",
-// or a GitHub App's "appID", "installationID" and "privateKey" (PEM).
+// or a GitHub App's "appID", "installationID" and "privateKey" (PEM). With
+// an App's credentials it builds an AppClient, which also writes check runs
+// (scm.CheckRunWriter).
 func Factory(c scm.Config) (scm.Client, error) {
 	owner, repo, _ := strings.Cut(c.Repository, "/")
 	opts := Options{Owner: owner, Repo: repo, BaseURL: c.APIURL, Token: string(c.Secret["token"]), Observer: c.Observer}
@@ -24,6 +26,11 @@ func Factory(c scm.Config) (scm.Client, error) {
 			return nil, fmt.Errorf("secret %s holds neither token nor appID, installationID and privateKey", c.SecretName)
 		}
 		opts.App = app
+		cl, err := NewApp(opts)
+		if err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		return cl, nil
 	}
 	cl, err := New(opts)
 	if err != nil {

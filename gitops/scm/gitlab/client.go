@@ -51,6 +51,8 @@ const (
 	// DefaultStatusCacheSize is how many (commit, name) statuses are remembered as GitLab shows
 	// them.
 	DefaultStatusCacheSize = 4096
+	// DefaultCommentCacheSize is how many (merge request, key) notes are remembered as posted.
+	DefaultCommentCacheSize = 1024
 	// DefaultRequestTimeout bounds one HTTP request when Options.HTTPClient is not set.
 	DefaultRequestTimeout = 30 * time.Second
 )
@@ -101,6 +103,9 @@ type Client struct {
 	usersMu sync.Mutex
 	userIDs map[string]int64  // lower-case username -> id
 	emails  map[string]string // lower-case e-mail -> username ("" for none), see userOfEmail
+
+	// comments keeps sluice's notes on merge requests.
+	comments *scm.StickyComments
 }
 
 // The capabilities a Client implements.
@@ -157,6 +162,7 @@ func New(opts Options) (*Client, error) {
 		now:      opts.Now,
 		statuses: newStatusBook(opts.StatusCacheSize),
 		userIDs:  map[string]int64{},
+		comments: scm.NewStickyComments(DefaultCommentCacheSize),
 	}, nil
 }
 

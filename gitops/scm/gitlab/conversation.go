@@ -49,22 +49,7 @@ func (c *Client) notes(ctx context.Context, number int) ([]*gl.Note, error) {
 // Comments implements scm.CommentReader: the merge request's notes that people wrote, without
 // GitLab's system notes ("approved this merge request", "added 1 commit", label changes).
 func (c *Client) Comments(ctx context.Context, number int) ([]scm.Comment, error) {
-	notes, err := c.notes(ctx, number)
-	if err != nil {
-		return nil, err
-	}
-	var out []scm.Comment
-	for _, n := range notes {
-		if n == nil || n.System || n.Author.Username == "" || n.CreatedAt == nil {
-			continue
-		}
-		cm := scm.Comment{ID: n.ID, Author: n.Author.Username, Body: n.Body, CreatedAt: *n.CreatedAt, UpdatedAt: *n.CreatedAt}
-		if n.UpdatedAt != nil && n.UpdatedAt.After(cm.CreatedAt) {
-			cm.UpdatedAt = *n.UpdatedAt
-		}
-		out = append(out, cm)
-	}
-	return out, nil
+	return commentHost{c}.Comments(ctx, number)
 }
 
 // Reviews implements scm.ReviewReader with GitLab's approvals: the users GET

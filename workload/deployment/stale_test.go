@@ -1,0 +1,75 @@
+package deployment
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/internal/ownwrites"
+	"github.com/sluice-dev/sluice/workload/revisions"
+)
+
+// Given a Deployment of 3 pods whose step of 2 new pods is placed and held
+// (the hold gave the new pods back the user's minReadySeconds, so they are
+// available), re-armed by a reconcile that read an older copy of its
+// ReplicaSets
+// When the informer cache still shows the new ReplicaSet as it was during
+// the move (held timing, 1 replica, none available) and the batch is
+// planned again
+// Then the Deployment is not unpaused: Kubernetes' rolling update would
+// count the new pods as available and run past the batch (CI saw 3 of 3
+// pods on the new revision at a step of 2). The unpause is decided on the
+// ReplicaSet as the API server holds it.
+func TestUpgradeBatch_staleReplicaSetInTheCache_neverUnpauses(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "d1", ResourceVersion: "10", Annotations: map[string]string{
+			rolloutsv1beta1.DeploymentOriginalAnnotation: `{"spec":{"paused":false,"minReadySeconds":0,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`,
+			rolloutsv1beta1.InProgressingAnnotation:      `{"rolloutName":"web"}`,
+		}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr[int32](3), Selector: sel, Template: podTemplate("web:v2"), Paused: true,
+			MinReadySeconds: heldMinReadySeconds, ProgressDeadlineSeconds: ptr[int32](heldProgressDeadlineSeconds),
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxSurge: ptr(intstr.FromInt32(0)), MaxUnavailable: ptr(intstr.FromInt32(1)),
+			}},
+		},
+	}
+	d.Status.ObservedGeneration = d.Generation
+	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d1", Controller: ptr(true)}}
+	rs := func(name, image string, replicas, available int32, minReady int32) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", Labels: map[string]string{"app": "web"}, OwnerReferences: owner},
+			Spec:       appsv1.ReplicaSetSpec{Replicas: ptr(replicas), Selector: sel, Template: podTemplate(image), MinReadySeconds: minReady},
+			Status:     appsv1.ReplicaSetStatus{Replicas: replicas, ReadyReplicas: replicas, AvailableReplicas: available},
+		}
+	}
+	newName := "web-" + revisions.TemplateHash(&d.Spec.Template, nil)
+	// The API server: the batch is placed (2 new, 1 old), the new pods
+	// available, Kubernetes not yet done propagating the re-armed timing.
+	api := fake.NewClientBuilder().WithObjects(d.DeepCopy(), rs(newName, "web:v2", 2, 2, 0), rs("web-v1", "web:v1", 1, 1, 0)).Build()
+	// The cache: both ReplicaSets as they were in the middle of the move.
+	cache := fake.NewClientBuilder().WithObjects(d.DeepCopy(), rs(newName, "web:v2", 1, 0, heldMinReadySeconds), rs("web-v1", "web:v1", 2, 2, 0)).Build()
+	reader := &ownwrites.Reader{Cache: cache, API: api, Tracker: ownwrites.NewTracker(), Scheme: api, Cached: map[schema.GroupVersionKind]bool{
+		appsv1.SchemeGroupVersion.WithKind("Deployment"): true, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): true,
+	}}
+	r := New(api, reader, types.NamespacedName{Namespace: "shop", Name: "web"})
+	if _, err := r.UpgradeBatch(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	after := &appsv1.Deployment{}
+	if err := api.Get(t.Context(), client.ObjectKeyFromObject(d), after); err != nil {
+		t.Fatal(err)
+	}
+	if !after.Spec.Paused {
+		t.Fatalf("unpaused on the cached copy: maxSurge %v maxUnavailable %v; Kubernetes would release past the batch",
+			after.Spec.Strategy.RollingUpdate.MaxSurge, after.Spec.Strategy.RollingUpdate.MaxUnavailable)
+	}
+}
