@@ -96,9 +96,16 @@ func (r *Reconciler) observeConversation(ctx context.Context, s *scope, o *Obser
 	return true
 }
 
-// commandsOf reads the sluice command lines of a comment on pull request n.
+// sluiceComment tells whether body is sluice's own comment: it carries the hidden marker of
+// scm.CommentMarker.
+func sluiceComment(body string) bool {
+	return strings.Contains(body, strings.TrimSuffix(scm.CommentMarker("x"), "x -->"))
+}
+
+// commandsOf reads the sluice command lines of a comment on pull request n. sluice's own
+// comment (it carries the marker of scm.CommentMarker) asks for nothing, whatever it shows.
 func commandsOf(c scm.Comment, n int) []CommentCommand {
-	if !strings.Contains(strings.ToLower(c.Body), command.Prefix) {
+	if !strings.Contains(strings.ToLower(c.Body), command.Prefix) || sluiceComment(c.Body) {
 		return nil
 	}
 	at := c.UpdatedAt

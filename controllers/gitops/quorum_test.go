@@ -607,4 +607,8 @@ func TestCommandsOf_readsEveryLineAndTheEditTime(t *testing.T) {
 	if got := commandsOf(scm.Comment{Body: "no commands here"}, 42); got != nil {
 		t.Errorf("commands of a plain comment = %+v", got)
 	}
+	sticky := scm.Comment{Body: "Step 1/3 paused\n/sluice approve\n\n" + scm.CommentMarker("shop/checkout")}
+	if got := commandsOf(sticky, 42); got != nil {
+		t.Errorf("commands of sluice's own comment = %+v", got)
+	}
 }
