@@ -180,3 +180,48 @@ func TestGitGate_rejectComment_abortsTheReleaseBackOnStable(t *testing.T) {
 		t.Errorf("gate message %q does not say rejected", w.getGate().Status.Rollouts[0].Message)
 	}
 }
+
+// Story (issue 14, check-run buttons under the policy): sluice runs as a
+// GitHub App and the gate needs two approvers. Dev, who opened the pull
+// request, presses "Approve step 1" and is refused as its author; alice's
+// label and bob's press of "Approve step 1" make two, and step 1 is
+// approved, recorded with both: alice via the label, bob via the check
+// run.
+func TestGitGate_asGitHubApp_buttonPressesCountTowardTheQuorum(t *testing.T) {
+	secret := []byte("app-hook-secret")
+	w := newAppWorld(t, secret, twoApprovers)
+	for _, u := range []string{"alice", "bob", "dev"} {
+		w.gh.SetRole(ghRepo, u, githubfake.RoleWrite)
+	}
+	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "lead", map[string]string{manifest: deploymentYAML("v2")})
+	w.waitApplied(merge)
+	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
+	w.waitDeploymentSplit(3, 1)
+	run := w.waitCheckRun(merge, "in_progress", []string{"approve-1", "promote", "rollback"}, "Step 1/3 paused")
+	w.afterPause()
+
+	// When dev, the author, presses "Approve step 1".
+	w.press(secret, run.ID, "approve-1", "dev")
+	// Then it is refused as the author's.
+	w.waitGate("dev's press refused", func(g *gitopsv1alpha1.GitGate) bool {
+		for _, r := range g.Status.Rollouts[0].Refused {
+			if r.Reason == "SelfApproval" && r.By == "dev" && r.Via == "github-check-run" && strings.Contains(r.Message, "dev opened pull request #") {
+				return true
+			}
+		}
+		return false
+	})
+
+	// When alice labels and bob presses "Approve step 1".
+	w.gh.AddLabel(ghRepo, pr, "sluice/approve", "alice")
+	w.waitStatus(merge, "pending", "step 1/3 paused: 1 of 2 approvals (alice); waiting for 1 more")
+	w.press(secret, run.ID, "approve-1", "bob")
+
+	// Then step 1 is approved by both, each with how.
+	w.waitStep(2, rolloutsv1beta1.CanaryStepStatePaused)
+	got := w.approvals()
+	if len(got) != 1 || got[0].By != "alice, bob" || got[0].Via != "github-label+github-check-run" || len(got[0].Approvers) != 2 ||
+		got[0].Approvers[1].By != "bob" || got[0].Approvers[1].Via != "github-check-run" {
+		t.Fatalf("approvals = %+v, want step 1 by alice via the label and bob via the check run", got)
+	}
+}
