@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
 )
 
@@ -169,6 +170,16 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, br *rolloutsv1beta1.Ba
 		return ctrl.Result{}, nil
 	}
 	if releaser != nil && br.Annotations[rolloutsv1beta1.SkipHandBackAnnotation] != "true" {
+		// Deleted by hand mid-release, the BatchRelease hands the workload
+		// back with the stable Service still narrowed to the old revision:
+		// the Service first, or it selects no pod once Kubernetes finished.
+		restored, err := r.restoreServices(ctx, br, releaser)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !restored {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		done, err := releaser.Finalize(ctx, false)
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("handing the workload back: %w", err)
@@ -176,6 +187,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, br *rolloutsv1beta1.Ba
 		if !done {
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
+		killpoint.Reached(ctx, killpoint.BatchReleaseHandedBack, br.Namespace+"/"+br.Name)
 	}
 	base := br.DeepCopy()
 	controllerutil.RemoveFinalizer(br, rolloutsv1beta1.BatchReleaseFinalizer)

@@ -14,6 +14,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/killpoint"
+	"github.com/sluice-dev/sluice/traffic/service"
 	"github.com/sluice-dev/sluice/workload"
 	"github.com/sluice-dev/sluice/workload/batch"
 )
@@ -65,12 +66,7 @@ func planBehind(br *rolloutsv1beta1.BatchRelease, ws *workload.Status) string {
 // reconcilePrepare claims the workload and starts the plan at batch 0.
 func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workload.Status) (ctrl.Result, error) {
 	br := s.br
-	owner := workload.Owner{BatchRelease: br.Name, Ref: br.Spec.WorkloadRef}
-	for _, ref := range br.OwnerReferences {
-		if ref.Kind == "Rollout" && ref.Controller != nil && *ref.Controller {
-			owner.Rollout = ref.Name
-		}
-	}
+	owner := workload.Owner{BatchRelease: br.Name, Rollout: rolloutOf(br), Ref: br.Spec.WorkloadRef}
 	if err := s.releaser.Claim(ctx, owner); err != nil {
 		br.Status.Message = err.Error()
 		return ctrl.Result{}, fmt.Errorf("claiming %s %s: %w", br.Spec.WorkloadRef.Kind, br.Spec.WorkloadRef.Name, err)
@@ -268,6 +264,15 @@ func (r *Reconciler) reconcileFinalize(ctx context.Context, s *scope) (ctrl.Resu
 	if br.Status.Phase == rolloutsv1beta1.BatchReleasePhaseCompleted {
 		return ctrl.Result{}, nil
 	}
+	restored, err := r.restoreServices(ctx, br, s.releaser)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !restored {
+		br.Status.Phase = rolloutsv1beta1.BatchReleasePhaseFinalizing
+		br.Status.Message = "Restoring the stable Services before handing the workload back"
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
 	wait := br.Spec.ReleasePlan.FinalizingPolicy == rolloutsv1beta1.WaitResumeFinalizingPolicy
 	done, err := s.releaser.Finalize(ctx, wait)
 	if err != nil {
@@ -281,4 +286,43 @@ func (r *Reconciler) reconcileFinalize(ctx context.Context, s *scope) (ctrl.Resu
 	br.Status.Phase = rolloutsv1beta1.BatchReleasePhaseCompleted
 	br.Status.Message = "Workload handed back"
 	return ctrl.Result{}, nil
+}
+
+// rolloutOf names the Rollout that controls br; empty for a BatchRelease
+// of its own.
+func rolloutOf(br *rolloutsv1beta1.BatchRelease) string {
+	for _, ref := range br.OwnerReferences {
+		if ref.Kind == "Rollout" && ref.Controller != nil && *ref.Controller {
+			return ref.Name
+		}
+	}
+	return ""
+}
+
+// restoreServices gives back, before the workload is handed back, the
+// selector of every Service br's Rollout narrowed to a revision the
+// workload does not finish on (traffic/service.RestoreBeforeHandBack).
+// The Rollout restores them itself before it lets a BatchRelease hand the
+// workload back; a BatchRelease deleted by hand, or whose Rollout is gone,
+// must not leave them narrowed to a revision Kubernetes is about to
+// remove. It reports true once none is left.
+func (r *Reconciler) restoreServices(ctx context.Context, br *rolloutsv1beta1.BatchRelease, releaser workload.Releaser) (bool, error) {
+	rollout := rolloutOf(br)
+	if rollout == "" {
+		return true, nil
+	}
+	var finishing []string
+	ws, err := releaser.Status(ctx)
+	switch {
+	case errors.Is(err, workload.ErrNotFound):
+	case err != nil:
+		return false, err
+	default:
+		finishing = []string{ws.UpdateRevision, ws.PodTemplateHash}
+	}
+	restored, err := service.RestoreBeforeHandBack(ctx, r.Client, r.APIReader, br.Namespace, rollout, finishing...)
+	if err != nil {
+		return false, fmt.Errorf("restoring the stable Services of Rollout %s: %w", rollout, err)
+	}
+	return restored, nil
 }

@@ -101,6 +101,7 @@ func viewOf(br *rolloutsv1beta1.BatchRelease) *canary.BatchReleaseView {
 		StableRevision:     br.Status.StableRevision,
 		UpdateRevision:     br.Status.UpdateRevision,
 		Deleting:           !br.DeletionTimestamp.IsZero(),
+		SkipHandBack:       br.Annotations[rolloutsv1beta1.SkipHandBackAnnotation] == "true",
 		HoldStable:         br.Spec.ReleasePlan.HoldStable,
 		StableHold:         br.Status.StableHold,
 		Message:            br.Status.Message,

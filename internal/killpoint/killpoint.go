@@ -25,6 +25,10 @@ const (
 	// workload (restore patch and control info written), its status still
 	// says nothing.
 	BatchReleaseClaimed Point = "batchrelease-claimed"
+	// BatchReleaseHandedBack: a BatchRelease being deleted handed its
+	// workload back to the workload's controller; its finalizer is still
+	// there.
+	BatchReleaseHandedBack Point = "batchrelease-handed-back"
 	// DeploymentArmed: the Deployment was put in the Arm gate (still
 	// paused, timing inflated) for a batch.
 	DeploymentArmed Point = "deployment-armed"

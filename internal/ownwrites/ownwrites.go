@@ -19,11 +19,13 @@ package ownwrites
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -101,20 +103,39 @@ func (t *Tracker) gone(k key, uid types.UID) {
 	t.want[k] = expectation{deleted: uid}
 }
 
-// fresh reports whether a cached copy (rv and uid, or missing when found
-// is false) is at least as new as what sluice last wrote or read, and
-// forgets the object once the cache has caught up with it.
-func (t *Tracker) fresh(k key, found bool, rv string, uid types.UID) bool {
+// cachedCopy is what a cache shows of one object.
+type cachedCopy struct {
+	// found is false when the cache does not hold the object.
+	found bool
+	// rv and uid are the copy's resourceVersion and UID.
+	rv  string
+	uid types.UID
+	// leaving is true when the copy has a deletion timestamp.
+	leaving bool
+}
+
+func copyOf(obj client.Object) cachedCopy {
+	return cachedCopy{found: true, rv: obj.GetResourceVersion(), uid: obj.GetUID(), leaving: obj.GetDeletionTimestamp() != nil}
+}
+
+// fresh reports whether a cached copy c is at least as new as what sluice
+// last wrote or read, and forgets the object once the cache has caught up
+// with it. After a delete of a known UID, a copy that shows the object
+// leaving (a deletion timestamp: it waits for its grace period or
+// finalizers) has caught up with the delete, as has the lack of a copy or
+// one of another UID.
+func (t *Tracker) fresh(k key, c cachedCopy) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.want[k]
 	if !ok {
 		return true
 	}
+	found, rv, uid := c.found, c.rv, c.uid
 	var caughtUp bool
 	switch {
 	case e.deleted != "":
-		caughtUp = !found || (e.deleted != "-" && uid != e.deleted)
+		caughtUp = !found || (e.deleted != "-" && (uid != e.deleted || c.leaving))
 	case !found:
 		caughtUp = false
 	default:
@@ -180,9 +201,9 @@ func (r *Reader) Get(ctx context.Context, name client.ObjectKey, obj client.Obje
 	if !fromAPIServer(ctx) {
 		err = r.Cache.Get(ctx, name, obj, opts...)
 		switch {
-		case err == nil && r.Tracker.fresh(k, true, obj.GetResourceVersion(), obj.GetUID()):
+		case err == nil && r.Tracker.fresh(k, copyOf(obj)):
 			return nil
-		case apierrors.IsNotFound(err) && r.Tracker.fresh(k, false, "", ""):
+		case apierrors.IsNotFound(err) && r.Tracker.fresh(k, cachedCopy{}):
 			return err
 		case err != nil && !apierrors.IsNotFound(err):
 			return err
@@ -198,14 +219,71 @@ func (r *Reader) Get(ctx context.Context, name client.ObjectKey, obj client.Obje
 	return err
 }
 
-// List lists from the cache when the kind is cached. A list is never the
-// last word on an object's state: callers Get what a decision rests on.
+// List lists from the cache when the kind is cached and the cache has
+// caught up with every write the manager made to objects of that kind in
+// the namespace listed; otherwise from the API server. So a decision taken
+// on a list (which pods of a DaemonSet to delete next) never rests on a
+// copy from before the manager's own last write (the pods it deleted a
+// moment ago, shown as still running). An object the manager wrote that
+// the cached list does not hold (not there yet, or outside the list's
+// label selector: the list cannot tell) sends the list to the API server
+// until a read finds the cache caught up with it.
 func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	gvk, err := r.Scheme.GroupVersionKindFor(list)
-	if err == nil && !fromAPIServer(ctx) && r.Cached[gvk.GroupVersion().WithKind(trimList(gvk.Kind))] {
-		return r.Cache.List(ctx, list, opts...)
+	if err != nil || fromAPIServer(ctx) {
+		return r.API.List(ctx, list, opts...)
+	}
+	item := gvk.GroupVersion().WithKind(trimList(gvk.Kind))
+	if !r.Cached[item] {
+		return r.API.List(ctx, list, opts...)
+	}
+	if err := r.Cache.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	lo := &client.ListOptions{}
+	lo.ApplyOptions(opts)
+	fresh, err := r.Tracker.freshList(item.GroupKind(), lo.Namespace, list)
+	if err != nil || fresh {
+		return err
 	}
 	return r.API.List(ctx, list, opts...)
+}
+
+// freshList reports whether list, a cached list of objects of kind gk in
+// namespace ns ("": every namespace), is at least as new as every write
+// the manager made to objects of that kind there, forgetting those the
+// cache has caught up with.
+func (t *Tracker) freshList(gk schema.GroupKind, ns string, list client.ObjectList) (bool, error) {
+	t.mu.Lock()
+	var pending []key
+	for k := range t.want {
+		if k.gk == gk && (ns == "" || k.name.Namespace == ns) {
+			pending = append(pending, k)
+		}
+	}
+	t.mu.Unlock()
+	if len(pending) == 0 {
+		return true, nil
+	}
+	copies := map[types.NamespacedName]cachedCopy{}
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(client.Object)
+		if !ok {
+			return fmt.Errorf("list item %T is not an object", o)
+		}
+		copies[types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}] = copyOf(obj)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	fresh := true
+	for _, k := range pending {
+		if !t.fresh(k, copies[k.name]) {
+			fresh = false
+		}
+	}
+	return fresh, nil
 }
 
 // trimList is the kind of the items of a list kind.

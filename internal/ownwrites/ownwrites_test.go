@@ -17,10 +17,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-// countingReader counts the Gets that reach it.
+// countingReader counts the Gets and Lists that reach it.
 type countingReader struct {
 	client.Reader
-	gets int
+	gets, lists int
+}
+
+func (c *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	c.lists++
+	return c.Reader.List(ctx, list, opts...)
 }
 
 func (c *countingReader) Get(ctx context.Context, k client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -43,6 +48,20 @@ func (s *snapshot) Get(_ context.Context, k client.ObjectKey, obj client.Object,
 		return apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "deployments"}, k.Name)
 	}
 	d.DeepCopyInto(obj.(*appsv1.Deployment))
+	return nil
+}
+
+// List lists the Deployments of the snapshot in the namespace asked for.
+func (s *snapshot) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	lo := &client.ListOptions{}
+	lo.ApplyOptions(opts)
+	out := list.(*appsv1.DeploymentList)
+	out.Items = nil
+	for _, d := range s.objs {
+		if lo.Namespace == "" || d.Namespace == lo.Namespace {
+			out.Items = append(out.Items, *d.DeepCopy())
+		}
+	}
 	return nil
 }
 
@@ -188,6 +207,81 @@ func TestClient_aWriteWithUnknownOutcomeWaitsForAnAPIRead(t *testing.T) {
 	}
 	if w.apiR.gets != 1 {
 		t.Fatalf("after a write of unknown outcome: %d API reads, want 1", w.apiR.gets)
+	}
+}
+
+// A cached list that still shows an object the manager deleted (the watch
+// event of the delete has not arrived) is not served: what is decided on
+// it (the next pods to delete) would count the deleted one as running.
+// The list comes from the API server until the cache shows the delete.
+func TestReader_aListOlderThanAnOwnDeleteComesFromTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	a, b := deployment("a"), deployment("b")
+	a.UID, b.UID = "ua", "ub"
+	w := newWorld(t, a, b)
+	list := &appsv1.DeploymentList{}
+	if err := w.reader.List(ctx, list, client.InNamespace("ns")); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.lists != 0 || len(list.Items) != 2 {
+		t.Fatalf("a list nobody wrote: %d items, %d API lists, want 2 from the cache", len(list.Items), w.apiR.lists)
+	}
+	if err := w.client.Delete(ctx, a.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.reader.List(ctx, list, client.InNamespace("ns")); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.lists != 1 || len(list.Items) != 1 || list.Items[0].Name != "b" {
+		t.Fatalf("after an own delete the cache has not seen: %d items, %d API lists, want b alone from the API server", len(list.Items), w.apiR.lists)
+	}
+	// Another namespace's list does not wait for it.
+	if err := w.reader.List(ctx, list, client.InNamespace("other")); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.lists != 1 {
+		t.Fatalf("a list of another namespace went to the API server")
+	}
+	// The cache shows the object leaving (its grace period): caught up.
+	leaving := a.DeepCopy()
+	now := metav1.Now()
+	leaving.DeletionTimestamp = &now
+	w.cache.objs["a"] = leaving
+	if err := w.reader.List(ctx, list, client.InNamespace("ns")); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.lists != 1 || len(list.Items) != 2 || w.reader.Tracker.Len() != 0 {
+		t.Fatalf("with the delete in the cache: %d items, %d API lists, %d tracked, want the cache's 2 and nothing tracked", len(list.Items), w.apiR.lists, w.reader.Tracker.Len())
+	}
+}
+
+// A cached list older than an own write of one of its objects is not
+// served either; once the cache holds the written copy it is.
+func TestReader_aListOlderThanAnOwnWriteComesFromTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, deployment("web"))
+	d := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, d); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Paused = true
+	if err := w.client.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	list := &appsv1.DeploymentList{}
+	if err := w.reader.List(ctx, list, client.InNamespace("ns")); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.lists != 1 || len(list.Items) != 1 || !list.Items[0].Spec.Paused {
+		t.Fatalf("after an own write: %d API lists, items %v, want the written copy from the API server", w.apiR.lists, list.Items)
+	}
+	w.take(t, "web")
+	if err := w.reader.List(ctx, list, client.InNamespace("ns")); err != nil {
+		t.Fatal(err)
+	}
+	if w.apiR.lists != 1 || !list.Items[0].Spec.Paused || w.reader.Tracker.Len() != 0 {
+		t.Fatalf("after the cache caught up: %d API lists, %d tracked", w.apiR.lists, w.reader.Tracker.Len())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/release/progress"
+	"github.com/sluice-dev/sluice/workload"
 	"github.com/sluice-dev/sluice/workload/batch"
 )
 
@@ -235,7 +236,45 @@ func stagesTraffic(stages []rolloutsv1beta1.FinalisingStepType, cs *progress.Pro
 }
 
 // wanted is Wanted for the status st, whose release is cs (nil: none).
+//
+// The stable Service is narrowed to a revision the workload does not
+// finish on only while the release holds the workload: once the workload
+// is handed back to its own controller, that controller finishes the
+// rollout and removes every pod of such a revision, and the Service would
+// select none. So:
+//   - while a BatchRelease is being deleted (by hand, mid-release) and
+//     hands the workload back, the Service is left as it is: the
+//     BatchRelease's controller gives it back before the hand-back, and
+//     narrowing it again meanwhile would undo that;
+//   - once the workload is no longer marked in progress for this Rollout
+//     (handed back by a deleted BatchRelease, or its restore patch applied
+//     by hand), the Service gets its own selector back instead.
+//
+// Narrowing to the revision the workload finishes on (a rollback) is safe
+// at any time: its pods only grow.
 func wanted(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, cs *progress.Progress, obs Observation) Traffic {
+	t := wantedAt(ro, st, cs, obs)
+	w := obs.Workload
+	if t.Stable != StableNarrow || w == nil || finishesOn(w, t.StableRevision) {
+		return t
+	}
+	switch br := obs.BatchRelease; {
+	case br != nil && br.Deleting && !br.SkipHandBack:
+		t.Stable, t.StableRevision = StableKeep, ""
+	case w.InProgressRollout != ro.Name:
+		t.Stable, t.StableRevision = StableRestore, ""
+	}
+	return t
+}
+
+// finishesOn reports whether w's own controller, handed it back, finishes
+// its rollout on revision rev (a pod-template-hash or revision name).
+func finishesOn(w *workload.Status, rev string) bool {
+	return w != nil && rev != "" && (w.UpdateRevision == rev || w.PodTemplateHash == rev)
+}
+
+// wantedAt is what the release's point asks the traffic to carry.
+func wantedAt(ro *rolloutsv1beta1.Rollout, st *rolloutsv1beta1.RolloutStatus, cs *progress.Progress, obs Observation) Traffic {
 	if obs.Traffic == nil || cs == nil {
 		return Traffic{}
 	}

@@ -87,6 +87,9 @@ type BatchReleaseView struct {
 	StableRevision string
 	// Deleting is true when it has a deletion timestamp.
 	Deleting bool
+	// SkipHandBack is true when, deleted, it leaves the workload held
+	// (sluice.dev/skip-hand-back) instead of handing it back.
+	SkipHandBack bool
 	// HoldStable is spec.releasePlan.holdStable.
 	HoldStable bool
 	// StableHold is status.stableHold, and Message status.message.

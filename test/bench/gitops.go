@@ -350,8 +350,10 @@ func (s *gitopsScenario) approve(ctx context.Context, prs []int) (intent, write 
 	afterSecond(ctx, time.Now())
 	delivered := make([]time.Time, len(prs))
 	for k, pr := range prs {
-		s.gh.AddLabel(benchRepo, pr, "sluice/approve", benchReviewer)
+		// From the moment the label exists: a reconcile that another
+		// delivery started may read it before this delivery is sent.
 		delivered[k] = time.Now()
+		s.gh.AddLabel(benchRepo, pr, "sluice/approve", benchReviewer)
 		d, err := s.gh.DeliverLabel(ctx, s.hookURL, []byte(benchSecret), benchRepo, pr, "sluice/approve", benchReviewer, true)
 		if err != nil || d.Status != http.StatusOK {
 			return nil, nil, fmt.Errorf("delivering the label of pull request #%d: %d, %w", pr, d.Status, err)
@@ -368,18 +370,21 @@ func (s *gitopsScenario) approve(ctx context.Context, prs []int) (intent, write 
 // group's delivery, and returns the delays.
 func (s *gitopsScenario) latencies(ctx context.Context, firstAfter func(string, time.Time) (time.Time, bool), delivered []time.Time, what string) ([]float64, error) {
 	out := make([]float64, s.n)
+	missing := 0
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, setupLimit, true, func(context.Context) (bool, error) {
+		missing = 0
 		for i := range s.n {
 			at, ok := firstAfter(s.app(i), delivered[s.group(i)])
 			if !ok {
-				return false, nil
+				missing++
+				continue
 			}
 			out[i] = at.Sub(delivered[s.group(i)]).Seconds()
 		}
-		return true, nil
+		return missing == 0, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("waiting for %s: %w", what, err)
+		return nil, fmt.Errorf("waiting for %s: %w (%d of %d apps never seen)", what, err, missing, s.n)
 	}
 	return out, nil
 }
@@ -397,11 +402,11 @@ func (s *gitopsScenario) revert(ctx context.Context, merges []string) (intent, w
 	delivered := make([]time.Time, len(merges))
 	for k, merge := range merges {
 		before := s.gh.Branch(benchRepo, "main")
+		delivered[k] = time.Now() // from the push on, as for the labels
 		after, err := s.repo.Revert(merge)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		delivered[k] = time.Now()
 		d, err := s.gh.DeliverPush(ctx, s.hookURL, []byte(benchSecret), benchRepo, "main", before, after, benchReviewer)
 		if err != nil || d.Status != http.StatusOK {
 			return nil, nil, nil, fmt.Errorf("delivering the push of revert %s: %d, %w", after, d.Status, err)

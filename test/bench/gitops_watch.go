@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,41 +66,68 @@ func (w *writeWatch) start(ctx context.Context) (stop func(), err error) {
 	for i := range rss.Items {
 		w.seen(&rss.Items[i], time.Time{})
 	}
-	dw, err := w.c.Watch(ctx, &appsv1.DeploymentList{}, client.InNamespace(w.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: ds.ResourceVersion}})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	rw, err := w.c.Watch(ctx, &appsv1.ReplicaSetList{}, client.InNamespace(w.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rss.ResourceVersion}})
-	if err != nil {
-		dw.Stop()
-		cancel()
-		return nil, err
-	}
-	ow, err := w.c.Watch(ctx, &rolloutsv1beta1.RolloutList{}, client.InNamespace(w.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: ros.ResourceVersion}})
-	if err != nil {
-		dw.Stop()
-		rw.Stop()
-		cancel()
-		return nil, err
-	}
 	var wg sync.WaitGroup
-	for _, ch := range []watch.Interface{dw, rw, ow} {
-		wg.Go(func() {
-			for ev := range ch.ResultChan() {
-				if obj, ok := ev.Object.(client.Object); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
-					w.seen(obj, time.Now())
-				}
-			}
-		})
+	for _, k := range []struct {
+		list client.ObjectList
+		rv   string
+	}{{&appsv1.DeploymentList{}, ds.ResourceVersion}, {&appsv1.ReplicaSetList{}, rss.ResourceVersion}, {&rolloutsv1beta1.RolloutList{}, ros.ResourceVersion}} {
+		wg.Go(func() { w.follow(ctx, k.list, k.rv) })
 	}
 	return func() {
-		dw.Stop()
-		rw.Stop()
-		ow.Stop()
 		cancel()
 		wg.Wait()
 	}, nil
+}
+
+// follow watches the kind of list from resourceVersion rv until ctx ends,
+// watching again from the last version seen whenever the API server ends
+// a watch (it does, after a while, and under load sooner): a write missed
+// there would read as an approval that never came.
+func (w *writeWatch) follow(ctx context.Context, list client.ObjectList, rv string) {
+	for ctx.Err() == nil {
+		wi, err := w.c.Watch(ctx, list, client.InNamespace(w.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true}})
+		if err != nil {
+			sleep(ctx, 100*time.Millisecond)
+			continue
+		}
+		expired := false
+		for ev := range wi.ResultChan() {
+			obj, ok := ev.Object.(client.Object)
+			if !ok {
+				expired = true // an error event (410 Gone above all): list again
+				break
+			}
+			rv = obj.GetResourceVersion()
+			if ev.Type == watch.Added || ev.Type == watch.Modified {
+				w.seen(obj, time.Now())
+			}
+		}
+		wi.Stop()
+		if expired {
+			rv = w.relist(ctx, list, rv)
+		}
+	}
+}
+
+// relist lists the kind of list again and records what changed since (at
+// the time of the list: a late but never missed write), returning the
+// list's resourceVersion (rv when the list failed).
+func (w *writeWatch) relist(ctx context.Context, list client.ObjectList, rv string) string {
+	fresh, ok := list.DeepCopyObject().(client.ObjectList)
+	if !ok || w.c.List(ctx, fresh, client.InNamespace(w.ns)) != nil {
+		return rv
+	}
+	items, err := meta.ExtractList(fresh)
+	if err != nil {
+		return rv
+	}
+	now := time.Now()
+	for _, it := range items {
+		if obj, ok := it.(client.Object); ok {
+			w.seen(obj, now)
+		}
+	}
+	return fresh.GetResourceVersion()
 }
 
 // seen records obj; a zero at is the baseline.

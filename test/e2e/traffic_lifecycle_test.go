@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/kube"
 )
 
 // Given the nginx Ingress release paused at step 2 (the header match) of
@@ -81,4 +82,47 @@ func TestTraffic_disabledMidRelease_restoresTheRouting(t *testing.T) {
 	waitDeploymentComplete(t, ns, "web", v2)
 	assertRestored(t, ns, "web")
 	assertTrafficRestored(t, ns, svcBefore, ingBefore)
+}
+
+// Given the nginx Ingress release paused at step 1 (20%), the stable
+// Service narrowed to the v1 pods
+// When someone deletes the Rollout's BatchRelease by hand (its finalizer
+// hands the Deployment back to Kubernetes, which finishes the rollout to
+// v2 unless the release takes the Deployment back first)
+// Then the stable Service selects ready pods at every moment, the release
+// goes on to its end, and everything is restored.
+func TestTraffic_batchReleaseDeletedByHand_neverLeavesTheStableServiceWithoutPods(t *testing.T) {
+	ns := newNamespace(t)
+	svcBefore, ingBefore := ingressRelease(t, ns)
+	setImage(t, ns, "web", v2)
+	ro := waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
+	if got := serviceSelector(t, ns, "web"); got["pod-template-hash"] != ro.Status.CanaryStatus.StableRevision {
+		t.Fatalf("stable Service selector %v, want it narrowed to %s", got, ro.Status.CanaryStatus.StableRevision)
+	}
+	serving := kube.WatchServing(t, suite.c, ns)
+	br := &rolloutsv1beta1.BatchRelease{}
+	if err := suite.c.Get(ctxFor(t), client.ObjectKey{Namespace: ns, Name: "web"}, br); err != nil {
+		t.Fatal(err)
+	}
+	if err := suite.c.Delete(ctxFor(t), br); err != nil {
+		t.Fatal(err)
+	}
+	approveToTheEnd(t, ns, "web")
+	waitDeploymentComplete(t, ns, "web", v2)
+	serving.AssertAlwaysServed(t)
+	assertTrafficRestored(t, ns, svcBefore, ingBefore)
+}
+
+// approveToTheEnd approves each step the release of the Rollout name
+// pauses at until it completes.
+func approveToTheEnd(t *testing.T, ns, name string) {
+	t.Helper()
+	eventually(t, "the release completed", func() (bool, string) {
+		ro := getRollout(t, ns, name)
+		cs := ro.Status.CanaryStatus
+		if cs != nil && cs.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused {
+			approveByStatus(t, ns, name)
+		}
+		return ro.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && cs != nil && cs.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted, describe(ro)
+	})
 }

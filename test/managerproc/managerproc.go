@@ -13,13 +13,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/test/env"
+	"github.com/sluice-dev/sluice/test/poll"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -63,6 +66,12 @@ type Options struct {
 	Timeout time.Duration
 	// TailBytes is how much of the log Tail returns; 4000 when zero.
 	TailBytes int
+	// KillPoints make a binary built with the sluicetest tag block at
+	// these points (internal/killpoint), for objects in KillNamespace (all
+	// when empty), until it is killed; ReachedKillPoints says which it
+	// blocked at.
+	KillPoints    []killpoint.Point
+	KillNamespace string
 }
 
 // Process is one running (or exited) sluice manager.
@@ -74,6 +83,8 @@ type Process struct {
 	Webhook, Probe, Metrics, GitHubHook int
 	// Log is the file its standard output and error go to.
 	Log string
+	// killPoints is the file the kill points reached are recorded in.
+	killPoints string
 
 	opts   Options
 	cmd    *exec.Cmd
@@ -108,8 +119,17 @@ func Start(t *testing.T, o Options) *Process {
 	}
 	p.cmd = exec.Command(o.Binary, append(args, o.Flags...)...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	if len(o.Env) > 0 {
-		p.cmd.Env = append(os.Environ(), o.Env...)
+	procEnv := o.Env
+	if len(o.KillPoints) > 0 {
+		p.killPoints = filepath.Join(t.TempDir(), o.Name+".points")
+		names := make([]string, len(o.KillPoints))
+		for i, kp := range o.KillPoints {
+			names[i] = string(kp)
+		}
+		procEnv = append(procEnv, killpoint.EnvPoint+"="+strings.Join(names, ","), killpoint.EnvNamespace+"="+o.KillNamespace, killpoint.EnvFile+"="+p.killPoints)
+	}
+	if len(procEnv) > 0 {
+		p.cmd.Env = append(os.Environ(), procEnv...)
 	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
@@ -250,6 +270,36 @@ func (p *Process) Tail() string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// ReachedKillPoints waits until the process blocks at one or more of its
+// kill points and returns them, failing the test if none is reached in
+// time or the process exits first.
+func (p *Process) ReachedKillPoints(t *testing.T) []killpoint.Point {
+	t.Helper()
+	if p.killPoints == "" {
+		t.Fatalf("sluice %s was started without kill points", p.Name)
+	}
+	var got []killpoint.Point
+	poll.Until(t, fmt.Sprintf("sluice %s to reach one of the kill points %v", p.Name, p.opts.KillPoints), func() (bool, string) {
+		select {
+		case <-p.exited:
+			t.Fatalf("sluice %s exited before reaching a kill point:\n%s", p.Name, p.Tail())
+		default:
+		}
+		b, err := os.ReadFile(p.killPoints)
+		if err != nil {
+			return false, err.Error()
+		}
+		got = got[:0]
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if kp, _, ok := strings.Cut(line, " "); ok && !slices.Contains(got, killpoint.Point(kp)) {
+				got = append(got, killpoint.Point(kp))
+			}
+		}
+		return len(got) > 0, string(b)
+	})
+	return got
 }
 
 // asManager writes a copy of the kubeconfig file whose every user

@@ -229,6 +229,13 @@ type workload struct {
 // one with 3.
 func heldDeployment(t *testing.T, c client.Client, ns, name string) workload {
 	t.Helper()
+	return heldDeploymentKeeping(t, c, ns, name, `{"rollingStyle":"Partition","rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"},"paused":false,"partition":1}`)
+}
+
+// heldDeploymentKeeping is heldDeployment with strategy as OpenKruise's
+// deployment-strategy annotation.
+func heldDeploymentKeeping(t *testing.T, c client.Client, ns, name, strategy string) workload {
+	t.Helper()
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"rollouts.kruise.io/workload-type": "deployment"}},
 		Spec: appsv1.DeploymentSpec{
@@ -251,7 +258,6 @@ func heldDeployment(t *testing.T, c client.Client, ns, name string) workload {
 		rs := rsOf(t, c, ns, name, v2)
 		return rs != nil && rs.Status.ReadyReplicas == 1, fmt.Sprint(kube.PodImages(t, c, ns, name))
 	})
-	strategy := `{"rollingStyle":"Partition","rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"},"paused":false,"partition":1}`
 	b, _ := json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"labels": map[string]any{rolloutsv1beta1.StableRevisionLabel: stable, "rollouts.kruise.io/controlled-by-advanced-deployment-controller": "true"},

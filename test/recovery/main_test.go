@@ -4,7 +4,9 @@
 // kubectl, as docs/recovery.md says; a new pod template written between
 // sluice's read and its write; a GitOps tool owning the workload's fields
 // by server-side apply after sluice handed it back. sluice runs here as a
-// separate process of the real binary, so a kill is a kill.
+// separate process of the real binary, so a kill is a kill; the binary is
+// built with the tag sluicetest, so a test can have it block at a named
+// kill point (internal/killpoint) and kill it exactly there.
 package recovery
 
 import (
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 	code := cluster.Main(m, cluster.Options{}, func(c *cluster.Cluster) error {
 		suite.cfg, suite.kubeconfig = c.RESTConfig(), c.KubeconfigPath()
 		var err error
-		if suite.binary, err = managerproc.Build(dir); err != nil {
+		if suite.binary, err = managerproc.Build(dir, "sluicetest"); err != nil {
 			return err
 		}
 		kubectl, err := findKubectl(c)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -24,6 +22,9 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/kubectl-sluice/plugin"
+	"github.com/sluice-dev/sluice/internal/killpoint"
+	"github.com/sluice-dev/sluice/test/kube"
+	"github.com/sluice-dev/sluice/test/managerproc"
 )
 
 // heldMinReadySeconds is the minReadySeconds sluice gives a Deployment
@@ -195,90 +196,6 @@ func (s *story) killAt(p *sluice, state string) bool {
 	return got == state
 }
 
-// serving watches every Service of the namespace that a user created (not
-// sluice's canary Service) and records each moment one selects no ready
-// pod.
-type serving struct {
-	mu     sync.Mutex
-	gaps   []string
-	checks int
-	stop   context.CancelFunc
-	done   chan struct{}
-}
-
-func watchServing(t *testing.T, ns string) *serving {
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &serving{stop: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		for ctx.Err() == nil {
-			m.check(ctx, ns)
-			select {
-			case <-ctx.Done():
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	t.Cleanup(m.end)
-	return m
-}
-
-func (m *serving) check(ctx context.Context, ns string) {
-	svcs := &corev1.ServiceList{}
-	pods := &corev1.PodList{}
-	if suite.c.List(ctx, svcs, client.InNamespace(ns)) != nil || suite.c.List(ctx, pods, client.InNamespace(ns)) != nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.checks++
-	for _, svc := range svcs.Items {
-		if len(svc.OwnerReferences) > 0 {
-			continue // sluice's canary Service
-		}
-		sel := labels.SelectorFromSet(svc.Spec.Selector)
-		ready := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Labels)) && podReady(&p) {
-				ready++
-			}
-		}
-		if ready == 0 {
-			m.gaps = append(m.gaps, fmt.Sprintf("%s Service %s (selector %v) selects no ready pod", time.Now().Format("15:04:05.000"), svc.Name, svc.Spec.Selector))
-		}
-	}
-}
-
-func (m *serving) end() {
-	m.stop()
-	<-m.done
-}
-
-// assertAlwaysServed fails the test with the moments a Service selected no
-// ready pod.
-func (m *serving) assertAlwaysServed(t *testing.T) {
-	t.Helper()
-	m.end()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.checks == 0 {
-		t.Fatal("the Services were never checked")
-	}
-	if len(m.gaps) > 0 {
-		n := min(len(m.gaps), 5)
-		t.Errorf("%d of %d checks found a Service without a ready pod, first: %s", len(m.gaps), m.checks, strings.Join(m.gaps[:n], "; "))
-	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // waitFinished waits until Kubernetes has finished the Deployment on
 // image: every pod of it, none other, all available, nothing held.
 func (s *story) waitFinished(image string) {
@@ -324,9 +241,9 @@ func TestRecovery_killedMidBatch_plainKubectlFinishesTheDeployment(t *testing.T)
 			for attempt := 1; ; attempt++ {
 				p := startSluice(t, name)
 				s := newStory(t, "recover-"+strings.ToLower(state), false)
-				m := watchServing(t, s.ns)
+				m := kube.WatchServing(t, suite.c, s.ns)
 				if !s.killAt(p, state) {
-					m.end()
+					m.End()
 					if attempt == 5 {
 						t.Fatalf("sluice never died in %s in %d attempts", state, attempt)
 					}
@@ -334,7 +251,7 @@ func TestRecovery_killedMidBatch_plainKubectlFinishesTheDeployment(t *testing.T)
 				}
 				runRecovery(t, s.ns, recoveryScript)
 				s.waitFinished("web:v2")
-				m.assertAlwaysServed(t)
+				m.AssertAlwaysServed(t)
 				return
 			}
 		})
@@ -352,7 +269,7 @@ func TestRecovery_blueGreenBetweenBatches_resumedByHandFinishes(t *testing.T) {
 	t.Cleanup(func() { deleteWebhooks(t, "sluice-recovery-bluegreen") })
 	p := startSluice(t, "sluice-recovery-bluegreen")
 	s := newStory(t, "recover-bg", true)
-	m := watchServing(t, s.ns)
+	m := kube.WatchServing(t, suite.c, s.ns)
 	if err := setImage(ctxFor(t), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "web"}}, "web:v2"); err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +283,7 @@ func TestRecovery_blueGreenBetweenBatches_resumedByHandFinishes(t *testing.T) {
 	}
 	runRecovery(t, s.ns, resumeScript)
 	s.waitFinished("web:v2")
-	m.assertAlwaysServed(t)
+	m.AssertAlwaysServed(t)
 }
 
 // The same with the plugin's one command: kubectl sluice recover, sluice's
@@ -378,9 +295,9 @@ func TestRecovery_killedMidBatch_kubectlSluiceRecoverFinishesTheDeployment(t *te
 	for attempt := 1; ; attempt++ {
 		p := startSluice(t, name)
 		s := newStory(t, "recover-plugin", false)
-		m := watchServing(t, s.ns)
+		m := kube.WatchServing(t, suite.c, s.ns)
 		if !s.killAt(p, "Move") {
-			m.end()
+			m.End()
 			if attempt == 5 {
 				t.Fatalf("sluice never died in Move in %d attempts", attempt)
 			}
@@ -395,7 +312,7 @@ func TestRecovery_killedMidBatch_kubectlSluiceRecoverFinishesTheDeployment(t *te
 			t.Fatal(err)
 		}
 		s.waitFinished("web:v2")
-		m.assertAlwaysServed(t)
+		m.AssertAlwaysServed(t)
 		if sel := s.selector(); len(sel) != 1 || sel["app"] != "web" {
 			t.Errorf("the Service selects %v after the recovery, want its own selector app=web", sel)
 		}
@@ -406,5 +323,49 @@ func TestRecovery_killedMidBatch_kubectlSluiceRecoverFinishesTheDeployment(t *te
 			}
 		}
 		return
+	}
+}
+
+// Given a Deployment released with a stable Service in its
+// trafficRoutings, paused at step 1 (the Service narrowed to the old
+// revision's pods)
+// When someone deletes the BatchRelease by hand, and sluice goes away (is
+// killed) right after the BatchRelease handed the Deployment back
+// Then Kubernetes finishes the Deployment with every Service selecting
+// ready pods throughout: the stable Service got its own selector back
+// before the Deployment was handed back, not after.
+func TestRecovery_batchReleaseDeletedByHand_serviceRestoredBeforeTheHandBack(t *testing.T) {
+	const name = "sluice-recovery-br"
+	t.Cleanup(func() { deleteWebhooks(t, name) })
+	p := startSluice(t, name)
+	s := newStory(t, "recover-br", false)
+	if err := setImage(ctxFor(t), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "web"}}, "web:v2"); err != nil {
+		t.Fatal(err)
+	}
+	waitRollout(t, s.ns, "step 1 paused", func(ro *rolloutsv1beta1.Rollout) bool {
+		return ro.Status.CurrentStepIndex == 1 && ro.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
+	})
+	if sel := s.selector(); sel["pod-template-hash"] == "" {
+		t.Fatalf("the stable Service selects %v at step 1, not narrowed", sel)
+	}
+	// The same sluice again, blocking once a BatchRelease of this
+	// namespace has handed its workload back.
+	p.Kill(t)
+	p = managerproc.Start(t, managerproc.Options{
+		Name: name, Binary: suite.binary, Kubeconfig: suite.kubeconfig, Client: suite.c,
+		KillPoints: []killpoint.Point{killpoint.BatchReleaseHandedBack}, KillNamespace: s.ns,
+	})
+	m := kube.WatchServing(t, suite.c, s.ns)
+	br := &rolloutsv1beta1.BatchRelease{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "web"}}
+	if err := suite.c.Delete(ctxFor(t), br); err != nil {
+		t.Fatal(err)
+	}
+	p.ReachedKillPoints(t)
+	p.Kill(t)
+	t.Logf("sluice killed after the hand-back, the Service selecting %v", s.selector())
+	s.waitFinished("web:v2")
+	m.AssertAlwaysServed(t)
+	if sel := s.selector(); len(sel) != 1 || sel["app"] != "web" {
+		t.Errorf("the Service selects %v, want its own selector app=web", sel)
 	}
 }

@@ -50,7 +50,7 @@ func (k *killer) through(trigger func(), points ...killpoint.Point) {
 		trigger()
 	}
 	for len(remaining) > 0 {
-		reached := k.s.reached(k.t, remaining)
+		reached := k.s.reached(k.t)
 		k.s.Kill(k.t)
 		k.t.Logf("killed sluice at %v", reached)
 		k.killed = append(k.killed, reached...)

@@ -119,10 +119,30 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 	if err != nil {
 		return false, err
 	}
+	// The write changes the rules unless they already are what is wanted
+	// (a first write that only records): the route's generation then
+	// moves on by one, and the recovery patch is for that generation.
+	generation := route.Generation
+	if !apiequality.Semantic.DeepEqual(normalized(route.Spec.Rules), want) {
+		generation++
+	}
+	var originalRules any
+	if original != nil {
+		if originalRules, err = toJSONList(original); err != nil {
+			return false, err
+		}
+	}
+	recovery, err := handback.RecoveryPatch(generation, originalRules, "/spec/rules", RecordAnnotation)
+	if err != nil {
+		return false, err
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{
 			"name": r.name, "namespace": r.t.Namespace,
-			"annotations": map[string]any{RecordAnnotation: rec.Encode()},
+			// As read: a route changed since fails the apply with a
+			// conflict, so the generation above is the one it gets.
+			"resourceVersion": route.ResourceVersion,
+			"annotations":     map[string]any{RecordAnnotation: rec.Encode(), handback.RecoveryAnnotation: recovery},
 		},
 		"spec": map[string]any{"rules": rules},
 	}}
@@ -170,7 +190,7 @@ func (r *Router) Finalize(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	patch, err := handback.RestorePatch(value, route.ResourceVersion, "/spec/rules", RecordAnnotation)
+	patch, err := handback.RestorePatch(value, route.ResourceVersion, "/spec/rules", handback.Present(route.Annotations, RecordAnnotation, handback.RecoveryAnnotation)...)
 	if err != nil {
 		return false, err
 	}

@@ -164,18 +164,61 @@ func PatchPath(key string) string {
 // resourceVersion (so that nothing written since the read is lost),
 // writes value (the field without sluice's change, see Record.Base; nil
 // unsets it) at fieldPath (a JSON patch path such as /spec/selector) and
-// removes the record annotation key. It changes nothing else.
-func RestorePatch(value any, resourceVersion, fieldPath, key string) ([]byte, error) {
-	ops := []map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion},
-	}
+// removes the annotations keys (the record, and RecoveryAnnotation when
+// the object has it). It changes nothing else.
+func RestorePatch(value any, resourceVersion, fieldPath string, keys ...string) ([]byte, error) {
+	return json.Marshal(restoreOps(map[string]any{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion}, value, fieldPath, keys))
+}
+
+// RecoveryAnnotation on an object a release changed (an HTTPRoute's rules,
+// a Lua-routed object's spec) holds a JSON patch that gives the field back
+// without sluice, for the recovery by hand (docs/recovery.md):
+//
+//	kubectl patch KIND NAME --type json \
+//	  -p "$(kubectl get KIND NAME -o jsonpath='{.metadata.annotations.sluice\.dev/restore-json-patch}')"
+//
+// sluice rewrites it with each change it makes, from the field as it is
+// then without sluice's change (so an edit made while sluice ran is kept),
+// and removes it when it gives the field back itself.
+const RecoveryAnnotation = "sluice.dev/restore-json-patch"
+
+// RecoveryPatch is the JSON patch kept in RecoveryAnnotation: if the
+// object's spec is still as sluice's write left it (its generation is
+// generation, the one that write gives it), it writes value at fieldPath
+// (nil unsets it) and removes the annotations keys and RecoveryAnnotation.
+// An object whose spec someone changed after sluice's last write (while
+// sluice was gone) refuses it, rather than losing that change: restore it
+// with kubectl sluice recover, which merges, or from Git.
+func RecoveryPatch(generation int64, value any, fieldPath string, keys ...string) (string, error) {
+	ops := restoreOps(map[string]any{"op": "test", "path": "/metadata/generation", "value": generation}, value, fieldPath, append(keys, RecoveryAnnotation))
+	b, err := json.Marshal(ops)
+	return string(b), err
+}
+
+// restoreOps are guard, the write of value at fieldPath and the removal of
+// the annotations keys.
+func restoreOps(guard map[string]any, value any, fieldPath string, keys []string) []map[string]any {
+	ops := []map[string]any{guard}
 	if isNull(value) {
 		ops = append(ops, map[string]any{"op": "remove", "path": fieldPath})
 	} else {
 		ops = append(ops, map[string]any{"op": "add", "path": fieldPath, "value": value})
 	}
-	ops = append(ops, map[string]any{"op": "remove", "path": PatchPath(key)})
-	return json.Marshal(ops)
+	for _, k := range keys {
+		ops = append(ops, map[string]any{"op": "remove", "path": PatchPath(k)})
+	}
+	return ops
+}
+
+// Present returns those of keys that annotations has.
+func Present(annotations map[string]string, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := annotations[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // isNull reports whether v is unset: nil, or a nil map or slice, or the

@@ -112,6 +112,7 @@ func dataOf(u *unstructured.Unstructured) Data {
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	annotations := u.GetAnnotations()
 	delete(annotations, OriginalAnnotation)
+	delete(annotations, handback.RecoveryAnnotation)
 	if len(annotations) == 0 {
 		annotations = nil
 	}
@@ -168,6 +169,17 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 	if err != nil {
 		return false, err
 	}
+	// The patch below is guarded by the resourceVersion read, so the
+	// generation it gives the object is known: one more when it changes
+	// the spec. The recovery patch is for that generation.
+	generation := u.GetGeneration()
+	if !same {
+		generation++
+	}
+	recovery, err := handback.RecoveryPatch(generation, rec.Spec, "/spec", OriginalAnnotation)
+	if err != nil {
+		return false, err
+	}
 	ops := []map[string]any{
 		{"op": "test", "path": "/metadata/resourceVersion", "value": u.GetResourceVersion()},
 		{"op": "add", "path": "/spec", "value": want.Spec},
@@ -175,7 +187,9 @@ func (r *Router) EnsureRoutes(ctx context.Context, d traffic.Desired) (bool, err
 	if u.GetAnnotations() == nil {
 		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{}})
 	}
-	ops = append(ops, map[string]any{"op": "add", "path": handback.PatchPath(OriginalAnnotation), "value": string(b)})
+	ops = append(ops,
+		map[string]any{"op": "add", "path": handback.PatchPath(OriginalAnnotation), "value": string(b)},
+		map[string]any{"op": "add", "path": handback.PatchPath(handback.RecoveryAnnotation), "value": recovery})
 	if err := r.patch(ctx, u, ops); err != nil {
 		return false, fmt.Errorf("routing %s: %w", r.what(), err)
 	}
@@ -214,7 +228,7 @@ func (r *Router) Finalize(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s: annotation %s: %w", r.what(), OriginalAnnotation, err)
 	}
-	patch, err := handback.RestorePatch(spec, u.GetResourceVersion(), "/spec", OriginalAnnotation)
+	patch, err := handback.RestorePatch(spec, u.GetResourceVersion(), "/spec", handback.Present(u.GetAnnotations(), OriginalAnnotation, handback.RecoveryAnnotation)...)
 	if err != nil {
 		return false, err
 	}

@@ -134,16 +134,30 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, p := range o.t.toDelete(desired, maxUnavailableOf(strategy, ds.Status.DesiredNumberScheduled), ds.Labels[rolloutsv1beta1.StableRevisionLabel]) {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ds.Namespace, Name: p.Name}}
-		uid := p.UID
-		log.Info("Deleting pod to replace it with the update revision", "pod", klog.KObj(pod), "node", p.Node,
+		log.Info("Deleting pod to replace it with the update revision", "pod", klog.KRef(ds.Namespace, p.Name), "node", p.Node,
 			"revision", p.Revision, "updateRevision", o.rev.update)
-		err := r.client.Delete(ctx, pod, client.Preconditions{UID: &uid})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return false, fmt.Errorf("deleting pod %s of daemonset %s: %w", p.Name, r.key, err)
+		if err := r.deletePod(ctx, p); err != nil {
+			return false, err
 		}
 	}
 	return placed, nil
+}
+
+// deletePod deletes the pod p as it was read: a pod that changed since (it
+// became ready or unready, or was deleted and replaced) is not deleted,
+// and the conflict makes the caller plan again from a fresh read, so that
+// no more pods go than the batch allows on what the pods are now.
+func (r *Releaser) deletePod(ctx context.Context, p podView) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: r.key.Namespace, Name: p.Name, UID: p.UID}}
+	uid, rv := p.UID, p.ResourceVersion
+	err := r.client.Delete(ctx, pod, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+	switch {
+	case err == nil || apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("pod %s of daemonset %s changed since it was read: %w", p.Name, r.key, err)
+	}
+	return fmt.Errorf("deleting pod %s of daemonset %s: %w", p.Name, r.key, err)
 }
 
 // Finalize implements workload.Releaser: it applies the restore patch, so

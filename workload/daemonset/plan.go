@@ -10,9 +10,12 @@ import (
 
 // podView is what a release needs to know about one pod of a DaemonSet.
 type podView struct {
-	// Name and UID identify the pod (the UID guards its deletion).
-	Name string
-	UID  types.UID
+	// Name and UID identify the pod; ResourceVersion is the version read.
+	// Both guard its deletion: a pod that changed since it was read (it
+	// became ready, or is already going) is not deleted on that read.
+	Name            string
+	UID             types.UID
+	ResourceVersion string
 	// Node is the node the pod is bound to; empty while it is unscheduled.
 	Node string
 	// Revision is the pod's controller-revision-hash.
@@ -27,10 +30,11 @@ type podView struct {
 // viewOf reads the release-relevant facts of pod.
 func viewOf(pod *corev1.Pod) podView {
 	v := podView{
-		Name:     pod.Name,
-		UID:      pod.UID,
-		Node:     pod.Spec.NodeName,
-		Revision: pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey],
+		Name:            pod.Name,
+		UID:             pod.UID,
+		ResourceVersion: pod.ResourceVersion,
+		Node:            pod.Spec.NodeName,
+		Revision:        pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey],
 		Leaving: pod.DeletionTimestamp != nil ||
 			pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed,
 	}
