@@ -9,7 +9,6 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/gitops/appliedcommit"
-	"github.com/sluice-dev/sluice/gitops/scm"
 	"github.com/sluice-dev/sluice/release/coverage"
 	"github.com/sluice-dev/sluice/workload"
 	"github.com/sluice-dev/sluice/workload/kinds"
@@ -109,6 +108,11 @@ func (r *Reconciler) observePullRequests(ctx context.Context, s *scope, o *Obser
 	if _, limited := s.rateLimited(r.Clock.Now()); s.c.scm == nil || limited {
 		return
 	}
+	if !s.policy.AllowSelfApproval && o.Rollout.InRelease {
+		// Until every pull request's commits are read, nobody is known not
+		// to be an author (observeHostAuthors).
+		o.HostAuthorsUnread = "the pull requests' commits are not read yet"
+	}
 	shas := o.releaseSHAs()
 	if !o.Rollout.InRelease && o.Rollout.Aborted == nil {
 		shas = shas[:1]
@@ -151,10 +155,12 @@ func (r *Reconciler) observePullRequests(ctx context.Context, s *scope, o *Obser
 		o.PullRequest = newest
 	}
 	for _, n := range numbers {
-		if !r.observeLabels(ctx, s, o, n) {
+		if !r.observeLabels(ctx, s, o, n) || !r.observeConversation(ctx, s, o, n) {
 			return
 		}
 	}
+	r.observeHostAuthors(ctx, s, o, numbers)
+	r.observeMembers(ctx, s, o)
 }
 
 // observeLabels reads the sluice labels of pull request n and their
@@ -167,33 +173,15 @@ func (r *Reconciler) observeLabels(ctx context.Context, s *scope, o *Observation
 		log.Info("Labels not read", "pullRequest", n, "reason", err.Error())
 		return false
 	}
-	p := s.policy
 	for _, l := range labels {
-		if !p.Names(l.Name) {
+		if !s.policy.Names(l.Name) {
 			continue
 		}
-		lb := Label{AppliedLabel: l, Permission: scm.PermissionNone, PullRequest: n}
-		if l.AddedBy != "" {
-			// Asked once per user and reconcile (the memo).
-			perm, err := s.c.scm.Permission(ctx, l.AddedBy)
-			if err != nil && !scm.IsNotFound(err) {
-				s.noteSCM(err)
-				log.Info("Permission not read", "user", l.AddedBy, "reason", err.Error())
-				continue
-			}
-			if err != nil {
-				perm = scm.PermissionNone
-			}
-			lb.Permission = perm
-			teams, err := r.teamsOf(ctx, s, l.AddedBy, p.TeamsToAsk(l.AddedBy, perm))
-			if err != nil {
-				s.noteSCM(err)
-				log.Info("Team membership not read", "user", l.AddedBy, "reason", err.Error())
-				continue
-			}
-			lb.Teams = teams
+		a, ok := r.actorOf(ctx, s, l.AddedBy)
+		if !ok {
+			continue
 		}
-		o.Labels = append(o.Labels, lb)
+		o.Labels = append(o.Labels, Label{AppliedLabel: l, Permission: a.Permission, Teams: a.Teams, PullRequest: n})
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sluice-dev/sluice/gitops/commitid"
 	"github.com/sluice-dev/sluice/gitops/scm"
@@ -9,8 +10,9 @@ import (
 )
 
 // statuses computes the commit statuses for the revision (and the revert
-// commit), and the message.
-func (o Observation) statuses(apply *Intent) ([]Post, string) {
+// commit), and the message; q is where the approval of the step the
+// release waits at stands.
+func (o Observation) statuses(apply *Intent, q *Quorum) ([]Post, string) {
 	if o.Revision == "" {
 		return nil, "no revision found"
 	}
@@ -55,13 +57,13 @@ func (o Observation) statuses(apply *Intent) ([]Post, string) {
 		st.Description = fmt.Sprintf("step %d/%d: %s", r.Step, r.Steps, r.Analysis)
 	case r.InRelease && r.Paused && r.Analysis != "" && o.approvedBy(apply) == "":
 		st.State = scm.StatePending
-		st.Description = fmt.Sprintf("step %d/%d: %s; add label %s to continue", r.Step, r.Steps, r.Analysis, o.Policy.ApproveLabel)
+		st.Description = fmt.Sprintf("step %d/%d: %s; %s", r.Step, r.Steps, r.Analysis, o.waiting(q, "to continue"))
 	case r.InRelease && r.Paused && o.approvedBy(apply) != "":
 		st.State = scm.StatePending
 		st.Description = fmt.Sprintf("step %d/%d approved by %s", r.Step, r.Steps, o.approvedBy(apply))
 	case r.InRelease && r.Paused:
 		st.State = scm.StatePending
-		st.Description = fmt.Sprintf("step %d/%d paused: add label %s to continue", r.Step, r.Steps, o.Policy.ApproveLabel)
+		st.Description = fmt.Sprintf("step %d/%d paused: %s", r.Step, r.Steps, o.waiting(q, "to continue"))
 	case r.InRelease:
 		st.State = scm.StatePending
 		st.Description = fmt.Sprintf("step %d/%d in progress", r.Step, r.Steps)
@@ -109,4 +111,27 @@ func (o Observation) approvedBy(apply *Intent) string {
 		}
 	}
 	return ""
+}
+
+// waiting says what the step the release waits at needs: with the default
+// policy (one approval, no required approvers) and none given yet, what to
+// do (add the approve label, then why); else how many of the approvals
+// needed are given, by whom, and what is still missing: "1 of 2 approvals
+// (alice); waiting for 1 more".
+func (o Observation) waiting(q *Quorum, why string) string {
+	if q == nil || len(q.Approvers) == 0 && q.Needed <= 1 && len(q.Waiting) <= 1 && len(o.Policy.requiredFor(q.Step, q.Step)) == 0 {
+		return fmt.Sprintf("add label %s %s", o.Policy.ApproveLabel, why)
+	}
+	names := make([]string, 0, len(q.Approvers))
+	for _, a := range q.Approvers {
+		names = append(names, a.By)
+	}
+	msg := fmt.Sprintf("%d of %d approval%s", len(q.Approvers), q.Needed, plural(q.Needed))
+	if len(names) > 0 {
+		msg += " (" + strings.Join(names, ", ") + ")"
+	}
+	if len(q.Waiting) > 0 {
+		msg += "; waiting for " + strings.Join(q.Waiting, " and ")
+	}
+	return msg
 }

@@ -2,9 +2,11 @@ package gitops
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/gitops/command"
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
 )
@@ -76,207 +78,6 @@ const rolledBackAdvice = "rolled back; revert the commit in Git, or push a new o
 // aborted.
 const rejectedAdvice = "rejected; revert the commit in Git, or push a new one"
 
-// RolloutView is what the decision needs of a bound Rollout.
-type RolloutView struct {
-	// Namespace and Name of the Rollout.
-	Namespace, Name string
-	// InRelease: a release is in progress and its steps are not all done.
-	InRelease bool
-	// Healthy: no release in progress.
-	Healthy bool
-	// Step is the current step (from 1) and Steps how many there are.
-	Step, Steps int32
-	// Paused: the current step waits for an approval.
-	Paused bool
-	// PausedAt is when the current step state was entered.
-	PausedAt time.Time
-	// CanaryRevision is the revision being released; StableRevision the one
-	// replaced.
-	CanaryRevision, StableRevision string
-	// Aborted is set while the release is aborted (held on the stable
-	// revision), or rolling back after it.
-	Aborted *AbortView
-	// RetriedAt is when the Rollout's sluice.dev/retry was last written
-	// (zero: never).
-	RetriedAt time.Time
-	// Analysis is what the MetricGates say about the current step (the
-	// message of the Rollout's Analysis condition, e.g. "analysis 3/5
-	// passed (error-rate 0.004)"); empty when no gate analyses it.
-	Analysis string
-	// AnalysisRunning: the step waits for its analysis.
-	AnalysisRunning bool
-}
-
-// AbortView is what the decision needs of an aborted release.
-type AbortView struct {
-	// Step it was aborted at, and who aborted it how and when.
-	Step    int32
-	By, Via string
-	At      time.Time
-	// Held is true once every pod and all traffic are on stable.
-	Held bool
-	// Reason says why, e.g. the failed metric and its value of an abort
-	// via analysis.
-	Reason string
-}
-
-// Label is a pull-request label with who added it, when, and their
-// permission on the repository.
-type Label struct {
-	scm.AppliedLabel
-	// Permission of AddedBy on the repository.
-	Permission scm.Permission
-	// Teams are the allowed teams ("org/team-slug") AddedBy is an active
-	// member of; read only when the policy lists allowed teams.
-	Teams []string
-	// PullRequest is the number of the pull request the label is on (0:
-	// the release's, Observation.PullRequest).
-	PullRequest int
-}
-
-// TrailerCommit is a commit on the branch after the revision, with its sluice
-// directives and who is vouched for it.
-type TrailerCommit struct {
-	// SHA of the commit.
-	SHA string
-	// Directives are the trailers naming this Rollout.
-	Directives []git.Directive
-	// Identity is the signer's identity when a keyring is configured and
-	// the signature verified, else the author's e-mail address.
-	Identity string
-	// Identities are every identity the signer's key names (e-mail
-	// addresses of OpenPGP user IDs, allowed-signers principals); empty
-	// without a keyring.
-	Identities []string
-	// Unverified says why the signature did not verify (keyring
-	// configured only).
-	Unverified string
-	// When the commit was made.
-	When time.Time
-}
-
-// Observation is what the gate knows of one bound Rollout.
-type Observation struct {
-	// Rollout is the Rollout's state.
-	Rollout RolloutView
-	// Revision is the commit the workload is released from.
-	Revision string
-	// Commits are the release's other commits: those the sync of Revision
-	// brought that changed the workload's path, oldest first. They show
-	// the same commit status as Revision, a trailer naming any of them
-	// names the release, and a revert of any of them reverts it.
-	Commits []string
-	// PullRequest is the number of the pull request that brought Revision,
-	// else the newest of the release's commits (0: none).
-	PullRequest int
-	// Labels on that pull request that name sluice actions.
-	Labels []Label
-	// Authors are the logins of who opened the release's pull requests, by
-	// number.
-	Authors map[int]string
-	// Trailers are the commits after Revision with directives for the
-	// Rollout, oldest first.
-	Trailers []TrailerCommit
-	// Presses are the verified presses of the buttons of the Rollout's
-	// check run on the release's commits, not applied yet (presses.go).
-	Presses []ButtonPress
-	// Declared is the Rollout's sluice.dev/approve annotation when it
-	// names a commit, as applied from Git (nil: none).
-	Declared *DeclaredApproval
-	// RevertedBy is the first commit after Revision that reverts it ("":
-	// none).
-	RevertedBy string
-	// Applied are the intents already applied to the release of Revision.
-	Applied []Applied
-	// Policy is the approval policy.
-	Policy Policy
-	// Now is when the observation was made.
-	Now time.Time
-	// Host is the SCM host the labels are read on ("" without one).
-	Host scm.Host
-	// Tracked: a status was posted on Revision before, so its release was
-	// seen; a Rollout found healthy reports success only on a tracked
-	// revision (not on every commit the GitOps tool applies).
-	Tracked bool
-	// LastPosted is the state of the status last posted on Revision (""
-	// when not Tracked).
-	LastPosted scm.CommitState
-	// Context and TargetURL of the Rollout's commit status.
-	Context, TargetURL string
-}
-
-// Applied is an intent already applied.
-type Applied struct {
-	// Action applied.
-	Action Action
-	// Step approved up to.
-	Step int32
-	// By and Via as recorded.
-	By, Via string
-	// At is when it was given.
-	At time.Time
-	// Key identifies the source: the commit SHA of a trailer or revert, the
-	// label name and the time it was added.
-	Key string
-	// Rejected marks a Rollback that rejected the commit (the reject
-	// label).
-	Rejected bool
-}
-
-// Intent is an action to apply.
-type Intent struct {
-	// Action to apply.
-	Action Action
-	// Step approved up to (Approve and PromoteFull).
-	Step int32
-	// By is who asked, Via how.
-	By, Via string
-	// At is when they asked.
-	At time.Time
-	// Key identifies the source, see Applied.Key.
-	Key string
-	// Commit is the Git commit the intent came from (a revert, a trailer's
-	// commit); empty for a label.
-	Commit string
-	// PullRequest is the pull request a label intent came from.
-	PullRequest int
-	// Rejected marks a Rollback that rejects the commit (the reject
-	// label): its reason, event, record and commit status say "rejected"
-	// rather than "rolled back".
-	Rejected bool
-}
-
-// Rejection is an intent that applies to nothing, and why.
-type Rejection struct {
-	// Reason is the event reason.
-	Reason string
-	// Message names the intent and the reason.
-	Message string
-}
-
-// Post is a commit status to post.
-type Post struct {
-	// SHA of the commit.
-	SHA string
-	// Status to post.
-	Status scm.CommitStatus
-}
-
-// Decision is what the gate does for one Rollout.
-type Decision struct {
-	// Apply is the intent to apply now (nil: none).
-	Apply *Intent
-	// Rejections are the intents that apply to nothing.
-	Rejections []Rejection
-	// Posts are the commit statuses the commits should show.
-	Posts []Post
-	// Message says what the Rollout waits for.
-	Message string
-	// WakeAt is when the decision changes by time alone (a step's approval
-	// timeout); zero when it does not.
-	WakeAt time.Time
-}
-
 // Decide computes what to do for one bound Rollout. It is pure: the same
 // observation gives the same decision.
 func Decide(o Observation) Decision {
@@ -290,28 +91,47 @@ func Decide(o Observation) Decision {
 	case o.RevertedBy != "" && o.Rollout.InRelease && !o.applied(o.RevertedBy):
 		d.Apply = &Intent{Action: ActionRollback, By: o.RevertedBy, Via: ViaRevert, Key: o.RevertedBy, Commit: o.RevertedBy}
 	default:
-		d.Apply, d.Rejections = o.fromLabels()
+		d.Apply, d.Rejections = o.fromStops()
 		if d.Apply == nil {
 			var more []Rejection
-			d.Apply, more = o.fromPresses()
+			d.Apply, more = o.pressStop()
 			d.Rejections = append(d.Rejections, more...)
 		}
 		if d.Apply == nil {
 			var more []Rejection
-			d.Apply, more = o.fromTrailers()
+			d.Apply, more = o.trailerStop()
 			d.Rejections = append(d.Rejections, more...)
 		}
-		in, more := o.fromDeclared()
+		ballots, more := o.ballots()
 		d.Rejections = append(d.Rejections, more...)
-		if d.Apply == nil {
-			d.Apply = in
+		if o.Rollout.InRelease && o.Rollout.Steps > 0 && (o.Rollout.Paused || len(ballots) > 0) {
+			var in *Intent
+			in, d.Quorum = o.count(ballots)
+			switch {
+			case o.applied(o.stepKey()):
+				d.Quorum = nil // approved: the Rollout has not moved on yet
+			case d.Apply == nil && in != nil:
+				d.Apply = in
+			case d.Apply == nil && in == nil:
+				d.WakeAt = o.expiresAt(d.Quorum)
+			}
+		}
+		if !o.Rollout.Paused && d.Quorum != nil && len(d.Quorum.Approvers) == 0 {
+			d.Quorum = nil // nothing waits for an approval yet
 		}
 		if d.Apply == nil {
-			d.Apply, d.WakeAt = o.fromTimeout()
+			in, wake := o.fromTimeout()
+			d.Apply = in
+			if !wake.IsZero() && (d.WakeAt.IsZero() || wake.Before(d.WakeAt)) {
+				d.WakeAt = wake
+			}
 		}
 	}
-	d.Posts, d.Message = o.statuses(d.Apply)
-	if !d.WakeAt.IsZero() || d.Apply != nil {
+	if o.Rollout.InRelease || o.Rollout.Aborted != nil {
+		d.Rejections = append(d.Rejections, o.invalidCommands()...)
+	}
+	d.Posts, d.Message = o.statuses(d.Apply, d.Quorum)
+	if d.Apply != nil {
 		return d
 	}
 	if late, _ := o.Policy.overdue(o.Rollout, o.Now); late {
@@ -371,28 +191,40 @@ func (o Observation) abortedAdvice() string {
 }
 
 // whileAborted finds the intent to apply to an aborted release (a retry
-// label) and refuses the others that would apply to its revision.
+// label or command) and refuses the others that would apply to its
+// revision.
 func (o Observation) whileAborted() (*Intent, []Rejection) {
 	var rejections []Rejection
-	p := o.Policy
+	p, r := o.Policy, o.Rollout
 	var retry *Intent
+	for _, s := range o.stops(ActionRetry, false) {
+		if o.applied(s.key) {
+			continue
+		}
+		if reason, msg := o.refuseStop(s); reason != "" {
+			rejections = append(rejections, s.refusal(reason, msg))
+			continue
+		}
+		if retry == nil {
+			retry = s.intent()
+		}
+	}
 	for _, l := range o.Labels {
 		if o.applied(o.labelKey(l)) {
 			continue
 		}
-		switch {
-		case p.RetryLabel != "" && strings.EqualFold(l.Name, p.RetryLabel):
-			if reason, msg := o.refuseLabel(l, ActionRetry); reason != "" {
-				rejections = append(rejections, Rejection{Reason: reason, Message: msg})
-				continue
-			}
-			if retry == nil {
-				retry = &Intent{Action: ActionRetry, By: l.AddedBy, Via: o.labelVia(), At: l.AddedAt, Key: o.labelKey(l), PullRequest: o.prOf(l)}
-			}
-		case strings.EqualFold(l.Name, p.ApproveLabel) || strings.EqualFold(l.Name, p.PromoteFullLabel):
-			rejections = append(rejections, Rejection{Reason: ReasonRolledBack,
+		if strings.EqualFold(l.Name, p.ApproveLabel) || strings.EqualFold(l.Name, p.PromoteFullLabel) {
+			rejections = append(rejections, Rejection{Reason: ReasonRolledBack, By: l.AddedBy, Via: o.labelVia(), At: l.AddedAt, PullRequest: o.prOf(l),
 				Message: fmt.Sprintf("label %s on pull request #%d added by %s: %s", l.Name, o.prOf(l), l.AddedBy, o.abortedAdvice())})
 		}
+	}
+	for _, c := range o.Comments {
+		if c.Problem != "" || c.Verb != command.Approve && c.Verb != command.PromoteFull || !c.Addresses(r.Namespace, r.Name) ||
+			o.applied(commentKey(c)) || r.Aborted != nil && !c.At.After(r.Aborted.At) {
+			continue
+		}
+		rejections = append(rejections, Rejection{Reason: ReasonRolledBack, By: c.Login, Via: viaOf(o.Host, viaComment), At: c.At, PullRequest: c.PullRequest,
+			Message: describeComment(c) + ": " + o.abortedAdvice()})
 	}
 	for _, c := range o.Trailers {
 		if o.applied("commit:" + c.SHA) {
@@ -402,78 +234,54 @@ func (o Observation) whileAborted() (*Intent, []Rejection) {
 			if dir.Action == git.ActionRollback || dir.Revision != "" && !o.namesRevision(dir.Revision) {
 				continue
 			}
-			rejections = append(rejections, Rejection{Reason: ReasonRolledBack,
+			rejections = append(rejections, Rejection{Reason: ReasonRolledBack, By: c.Identity, Via: ViaTrailer, At: c.When, Commit: c.SHA,
 				Message: fmt.Sprintf("trailer %q in commit %s: %s", dir.String(), short(c.SHA), o.abortedAdvice())})
 		}
 	}
 	return retry, append(rejections, o.declaredWhileAborted()...)
 }
 
+// applied tells whether what key identifies was applied to the release:
+// an intent, or an individual approval of a quorum.
 func (o Observation) applied(key string) bool {
 	for _, a := range o.Applied {
-		if a.Key == key {
+		if a.Key == key || slices.Contains(a.Keys, key) {
 			return true
 		}
 	}
 	return false
 }
 
-// fromTrailers finds the trailer intent to apply: the newest directive that
-// applies, rollback first.
-func (o Observation) fromTrailers() (*Intent, []Rejection) {
-	var (
-		rejections []Rejection
-		best       *Intent
-	)
+// trailerStop finds a rollback trailer to apply, refusing the rollback
+// trailers that apply to nothing.
+func (o Observation) trailerStop() (*Intent, []Rejection) {
+	var rejections []Rejection
+	r := o.Rollout
 	for _, c := range o.Trailers {
-		if o.applied("commit:" + c.SHA) {
+		if o.applied("commit:"+c.SHA) || !r.InRelease {
 			continue
 		}
 		for _, dir := range c.Directives {
-			in, reason, msg := o.trailerIntent(c, dir)
-			if reason != "" {
-				rejections = append(rejections, Rejection{Reason: reason, Message: msg})
+			if dir.Action != git.ActionRollback {
 				continue
 			}
-			if in == nil {
-				continue
+			what := fmt.Sprintf("trailer %q in commit %s", dir.String(), short(c.SHA))
+			refuse := func(reason, msg string) {
+				rejections = append(rejections, Rejection{Reason: reason, Message: msg, By: c.Identity, Via: ViaTrailer, At: c.When, Commit: c.SHA})
 			}
-			if best == nil || in.Action == ActionRollback || best.Action != ActionRollback && in.Step > best.Step {
-				best = in
+			switch {
+			case c.Unverified != "":
+				refuse(ReasonUnverifiedCommit, what+": "+c.Unverified)
+			case !o.Policy.committerAllowed(c):
+				refuse(ReasonNotAllowed, what+": "+c.Identity+" is not one of the allowed committers")
+			case dir.Revision != "" && !o.namesRevision(dir.Revision):
+				refuse(ReasonOtherRevision, fmt.Sprintf("%s: names revision %s, the release is of %s (%s)", what, dir.Revision, short(o.Revision), r.CanaryRevision))
+			default:
+				return &Intent{Action: ActionRollback, By: c.Identity, Via: ViaTrailer, At: c.When, Key: "commit:" + c.SHA, Commit: c.SHA}, rejections
 			}
 		}
 	}
-	return best, rejections
-}
-
-func (o Observation) trailerIntent(c TrailerCommit, dir git.Directive) (*Intent, string, string) {
-	what := fmt.Sprintf("trailer %q in commit %s", dir.String(), short(c.SHA))
-	r := o.Rollout
-	switch {
-	case !r.InRelease:
-		return nil, "", "" // for a later release of this revision, or none
-	case c.Unverified != "":
-		return nil, ReasonUnverifiedCommit, what + ": " + c.Unverified
-	case !o.Policy.committerAllowed(c):
-		return nil, ReasonNotAllowed, what + ": " + c.Identity + " is not one of the allowed committers"
-	case dir.Revision != "" && !o.namesRevision(dir.Revision):
-		return nil, ReasonOtherRevision, fmt.Sprintf("%s: names revision %s, the release is of %s (%s)", what, dir.Revision, short(o.Revision), r.CanaryRevision)
-	}
-	in := &Intent{By: c.Identity, Via: ViaTrailer, At: c.When, Key: "commit:" + c.SHA, Commit: c.SHA}
-	switch dir.Action {
-	case git.ActionRollback:
-		in.Action = ActionRollback
-	case git.ActionPromoteFull:
-		in.Action, in.Step = ActionPromoteFull, r.Steps
-	case git.ActionApprove:
-		if dir.Step < r.Step || dir.Step == r.Step && !r.Paused {
-			return nil, ReasonOlderStep, fmt.Sprintf("%s: step %d is passed, the release is at step %d/%d", what, dir.Step, r.Step, r.Steps)
-		}
-		in.Action, in.Step = ActionApprove, min(dir.Step, r.Steps)
-	default:
-		return nil, "", ""
-	}
-	return in, "", ""
+	return nil, rejections
 }
 
 // namesRevision tells whether rev names the release: a prefix (7+ hex) of

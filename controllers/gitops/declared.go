@@ -118,13 +118,13 @@ func (r *Reconciler) observeDeclared(ctx context.Context, s *scope, ro *rollouts
 	}
 }
 
-// fromDeclared finds the intent of a declarative approval: it approves the
+// declaredBallot reads a declarative approval as a ballot: it approves the
 // paused step of the release it names, once per step (the GitOps tool
 // puts the value from Git back over what the gate writes, so a later step
 // is approved again). A value naming another commit approves nothing and
 // says so; steps already passed are left alone, since the value stays in
 // Git.
-func (o Observation) fromDeclared() (*Intent, []Rejection) {
+func (o Observation) declaredBallot() (*ballot, *Rejection) {
 	d, r := o.Declared, o.Rollout
 	if d == nil || !r.InRelease || !r.Paused {
 		return nil, nil
@@ -133,31 +133,31 @@ func (o Observation) fromDeclared() (*Intent, []Rejection) {
 	if d.Commit != "" {
 		what += fmt.Sprintf(" set in commit %s by %s", short(d.Commit), d.Signer.Identity)
 	}
+	refuse := func(reason, msg string) *Rejection {
+		return &Rejection{Reason: reason, Message: msg, By: d.Signer.Identity, Via: ViaGit, At: d.Signer.When, Commit: d.Commit, PullRequest: d.PullRequest}
+	}
 	switch {
 	case d.Revision == "":
-		return nil, []Rejection{{Reason: ReasonOtherRevision, Message: fmt.Sprintf("%s: names no revision, and a value kept in Git would approve every later release; approve it with revision=%s",
-			what, short(o.Revision))}}
+		return nil, refuse(ReasonOtherRevision, fmt.Sprintf("%s: names no revision, and a value kept in Git would approve every later release; approve it with revision=%s",
+			what, short(o.Revision)))
 	case !o.namesRevision(d.Revision):
-		return nil, []Rejection{{Reason: ReasonOtherRevision, Message: fmt.Sprintf("%s: names commit %s, the release is of commit %s (%s); approve it with revision=%s",
-			what, d.Revision, short(o.Revision), r.CanaryRevision, short(o.Revision))}}
+		return nil, refuse(ReasonOtherRevision, fmt.Sprintf("%s: names commit %s, the release is of commit %s (%s); approve it with revision=%s",
+			what, d.Revision, short(o.Revision), r.CanaryRevision, short(o.Revision)))
 	case d.Commit == "":
-		return nil, []Rejection{{Reason: ReasonUnknownCommit, Message: what + ": " + d.NotFound}}
+		return nil, refuse(ReasonUnknownCommit, what+": "+d.NotFound)
 	case d.Signer.Unverified != "":
-		return nil, []Rejection{{Reason: ReasonUnverifiedCommit, Message: what + ": " + d.Signer.Unverified}}
+		return nil, refuse(ReasonUnverifiedCommit, what+": "+d.Signer.Unverified)
 	case !o.Policy.committerAllowed(d.Signer):
-		return nil, []Rejection{{Reason: ReasonNotAllowed, Message: what + ": " + d.Signer.Identity + " is not one of the allowed committers"}}
+		return nil, refuse(ReasonNotAllowed, what+": "+d.Signer.Identity+" is not one of the allowed committers")
 	case d.Step < r.Step:
 		return nil, nil // passed; the value stays in Git
 	}
-	key := fmt.Sprintf("annotation:%s@%d", d.Commit, r.Step)
-	if o.applied(key) {
-		return nil, nil
-	}
-	in := &Intent{Action: ActionApprove, Step: min(d.Step, r.Steps), By: d.Signer.Identity, Via: ViaGit, Key: key, Commit: d.Commit, PullRequest: d.PullRequest}
+	b := &ballot{action: ActionApprove, upTo: min(d.Step, r.Steps), by: d.Signer.Identity, identities: d.Signer.Identities, via: ViaGit,
+		at: d.Signer.When, key: fmt.Sprintf("annotation:%s@%d", d.Commit, r.Step), commit: d.Commit, pr: d.PullRequest, what: what}
 	if d.Step >= r.Steps {
-		in.Action = ActionPromoteFull
+		b.action = ActionPromoteFull
 	}
-	return in, nil
+	return b, nil
 }
 
 // declaredWhileAborted refuses a declarative approval of an aborted

@@ -26,11 +26,13 @@ func forOneReconcile(c *clients) *clients {
 		c.merged = &mergedPRs{}
 	}
 	out := *c
-	out.git = &memoGit{Reader: c.git, since: map[string]*memoized[[]git.Arrival]{}, reverts: map[[2]string]*memoized[git.RevertMatch]{}}
+	out.git = &memoGit{Reader: c.git, since: map[string]*memoized[[]git.Arrival]{}, reverts: map[[2]string]*memoized[git.RevertMatch]{},
+		files: map[[2]string]*memoized[[]byte]{}, brought: map[string]*memoized[[]git.Commit]{}}
 	if c.scm != nil { // nil: the gate works from Git alone
 		out.scm = &memoSCM{
 			Client: c.scm, merged: c.merged,
 			prs: map[string]*memoized[[]scm.PullRequest]{}, labels: map[int]*memoized[[]scm.AppliedLabel]{}, perms: map[string]*memoized[scm.Permission]{},
+			comments: map[int]*memoized[[]scm.Comment]{}, reviews: map[int]*memoized[[]scm.Review]{}, commits: map[int]*memoized[[]scm.CommitAuthor]{},
 		}
 	}
 	return &out
@@ -105,12 +107,25 @@ func remember[K comparable, T any](mu *sync.Mutex, m map[K]*memoized[T], k K, as
 	return a.v, a.err
 }
 
-// memoGit remembers CommitsSince and Reverts for one reconcile.
+// memoGit remembers CommitsSince, Reverts, File and Brought for one
+// reconcile.
 type memoGit struct {
 	git.Reader
 	mu      sync.Mutex
 	since   map[string]*memoized[[]git.Arrival]
 	reverts map[[2]string]*memoized[git.RevertMatch]
+	files   map[[2]string]*memoized[[]byte]
+	brought map[string]*memoized[[]git.Commit]
+}
+
+// File implements git.Reader.
+func (m *memoGit) File(ctx context.Context, sha, p string) ([]byte, error) {
+	return remember(&m.mu, m.files, [2]string{sha, p}, func() ([]byte, error) { return m.Reader.File(ctx, sha, p) })
+}
+
+// Brought implements git.Reader.
+func (m *memoGit) Brought(ctx context.Context, sha string) ([]git.Commit, error) {
+	return remember(&m.mu, m.brought, sha, func() ([]git.Commit, error) { return m.Reader.Brought(ctx, sha) })
 }
 
 var _ git.Reader = (*memoGit)(nil)
@@ -127,15 +142,33 @@ func (m *memoGit) Reverts(ctx context.Context, revert, target string) (git.Rever
 	})
 }
 
-// memoSCM remembers the pull requests of a commit, the labels of a pull
-// request and permissions for one reconcile.
+// memoSCM remembers the pull requests of a commit, the labels, comments,
+// reviews and commits of a pull request and permissions for one reconcile.
 type memoSCM struct {
 	scm.Client
-	merged *mergedPRs
-	mu     sync.Mutex
-	prs    map[string]*memoized[[]scm.PullRequest]
-	labels map[int]*memoized[[]scm.AppliedLabel]
-	perms  map[string]*memoized[scm.Permission]
+	merged   *mergedPRs
+	mu       sync.Mutex
+	prs      map[string]*memoized[[]scm.PullRequest]
+	labels   map[int]*memoized[[]scm.AppliedLabel]
+	perms    map[string]*memoized[scm.Permission]
+	comments map[int]*memoized[[]scm.Comment]
+	reviews  map[int]*memoized[[]scm.Review]
+	commits  map[int]*memoized[[]scm.CommitAuthor]
+}
+
+// Comments implements scm.CommentReader.
+func (m *memoSCM) Comments(ctx context.Context, number int) ([]scm.Comment, error) {
+	return remember(&m.mu, m.comments, number, func() ([]scm.Comment, error) { return m.Client.Comments(ctx, number) })
+}
+
+// Reviews implements scm.ReviewReader.
+func (m *memoSCM) Reviews(ctx context.Context, number int) ([]scm.Review, error) {
+	return remember(&m.mu, m.reviews, number, func() ([]scm.Review, error) { return m.Client.Reviews(ctx, number) })
+}
+
+// PullRequestCommits implements scm.CommitAuthorReader.
+func (m *memoSCM) PullRequestCommits(ctx context.Context, number int) ([]scm.CommitAuthor, error) {
+	return remember(&m.mu, m.commits, number, func() ([]scm.CommitAuthor, error) { return m.Client.PullRequestCommits(ctx, number) })
 }
 
 var _ scm.Client = (*memoSCM)(nil)

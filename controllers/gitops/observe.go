@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -69,8 +70,11 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	if prev.Revision == o.Revision {
 		o.Commits = prev.Commits
 		for _, a := range prev.Approvals {
-			o.Applied = append(o.Applied, Applied{Action: Action(a.Action), Step: a.Step, By: a.By, Via: a.Via, Key: a.Key, At: a.At.Time,
-				Rejected: a.Rejected})
+			ap := Applied{Action: Action(a.Action), Step: a.Step, By: a.By, Via: a.Via, Key: a.Key, At: a.At.Time, Rejected: a.Rejected}
+			for _, g := range a.Approvers {
+				ap.Keys = append(ap.Keys, g.Keys...)
+			}
+			o.Applied = append(o.Applied, ap)
 		}
 	} else {
 		o.Commits = r.releaseCommits(ctx, s, prev.Revision, o.Revision, rev.Path)
@@ -84,6 +88,8 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	}
 	r.observeCommits(ctx, s, ro, &o, arrivals)
 	r.observeDeclared(ctx, s, ro, &o, rev.Path)
+	r.observeGitAuthors(ctx, s, &o)
+	r.observeCodeOwners(ctx, s, &o, rev.Path)
 	r.observePullRequests(ctx, s, &o)
 	r.observePresses(ctx, s, ro, &o)
 	return o, nil
@@ -253,6 +259,9 @@ func viewOf(ro *rolloutsv1beta1.Rollout) RolloutView {
 	}
 	if common.LastUpdateTime != nil {
 		v.PausedAt = common.LastUpdateTime.Time
+	}
+	if c := progress.Condition(ro, rolloutsv1beta1.RolloutConditionProgressing); c != nil && c.Status == corev1.ConditionTrue {
+		v.StartedAt = c.LastTransitionTime.Time
 	}
 	return v
 }

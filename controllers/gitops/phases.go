@@ -19,6 +19,7 @@ import (
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/gitops/appliedcommit"
+	"github.com/sluice-dev/sluice/gitops/command"
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
 	"github.com/sluice-dev/sluice/release/abort"
@@ -54,6 +55,9 @@ type scope struct {
 	// teams caches, per user, the allowed teams they are a member of, read
 	// in this reconcile.
 	teams map[string][]string
+	// members caches, per user and team of the required approver sets,
+	// whether they are an active member, read in this reconcile.
+	members map[string]bool
 	// applying: a Rollout's GitOps tool was applying a revision, so the
 	// gate looks again soon.
 	applying bool
@@ -76,7 +80,7 @@ func newScope(gg *gitopsv1alpha1.GitGate) *scope {
 	}
 	host, _ := scmOf(gg)
 	s := &scope{gg: gg, base: gg.DeepCopy(), interval: interval, policy: policyOf(gg), host: host,
-		teams: map[string][]string{}, replicas: map[string]int32{}}
+		teams: map[string][]string{}, members: map[string]bool{}, replicas: map[string]int32{}}
 	// After the copy: handling the request is news for the status.
 	if v, ok := meta.ReconcileAnnotationValue(gg.GetAnnotations()); ok {
 		gg.Status.LastHandledReconcileAt = v
@@ -208,6 +212,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 	}
 	d := Decide(o)
 	out.Message = d.Message
+	out.Quorum = quorumStatus(d.Quorum)
 	s.noteWake(d.WakeAt)
 	for _, rej := range d.Rejections {
 		r.emitOnce([]client.Object{s.gg, ro}, rej.Reason, rej.Message)
@@ -225,6 +230,7 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 			out.Approvals = append(out.Approvals, gitopsv1alpha1.AppliedApproval{
 				Action: string(d.Apply.Action), Step: d.Apply.Step, By: d.Apply.By, Via: d.Apply.Via,
 				At: metav1.NewTime(at), Key: d.Apply.Key, Rejected: d.Apply.Rejected,
+				Commit: d.Apply.Commit, PullRequest: d.Apply.PullRequest, Approvers: givenApprovals(d.Apply.Approvers),
 			})
 			if len(out.Approvals) > 50 {
 				out.Approvals = out.Approvals[len(out.Approvals)-50:]
@@ -282,9 +288,9 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 		reason := "revert " + short(in.Commit)
 		switch {
 		case in.Rejected:
-			reason = fmt.Sprintf("rejected: label %s by %s on pull request #%d", s.policy.RejectLabel, in.By, in.PullRequest)
-		case isLabel(in.Via):
-			reason = fmt.Sprintf("label %s on pull request #%d", s.policy.RollbackLabel, in.PullRequest)
+			reason = fmt.Sprintf("rejected: %s by %s on pull request #%d", stopSource(in, s.policy), in.By, in.PullRequest)
+		case onPullRequest(in.Via):
+			reason = fmt.Sprintf("%s on pull request #%d", stopSource(in, s.policy), in.PullRequest)
 		case in.Via == ViaTrailer:
 			reason = "trailer in commit " + short(in.Commit)
 		case in.Via == ViaCheckRun:
@@ -293,7 +299,7 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 			reason = fmt.Sprintf("step %d/%d waited longer than %s for an approval", o.Rollout.Step, o.Rollout.Steps, s.policy.StepTimeout)
 		}
 		req := abort.Request{Revision: o.Rollout.CanaryRevision, By: in.By, Via: in.Via, At: &at, Reason: reason, Commit: in.Commit}
-		if isLabel(in.Via) {
+		if onPullRequest(in.Via) {
 			req.PullRequest = int32(in.PullRequest) //nolint:gosec // pull request numbers fit
 		}
 		key = rolloutsv1beta1.AbortAnnotation
@@ -305,6 +311,10 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 	case ActionApprove, ActionPromoteFull:
 		a := approval.Approval{Revision: o.Rollout.CanaryRevision, Step: in.Step, By: in.By, Via: in.Via, At: &at, Commit: in.Commit,
 			PullRequest: int32(in.PullRequest)} //nolint:gosec // pull request numbers fit
+		for _, p := range in.Approvers {
+			pat := p.At.UTC()
+			a.Approvers = append(a.Approvers, approval.Approver{By: p.By, Via: p.Via, At: &pat, Commit: p.Commit, PullRequest: int32(p.PullRequest)}) //nolint:gosec // pull request numbers fit
+		}
 		key = rolloutsv1beta1.ApproveAnnotation
 		patch = map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: approval.Encode(a)}}}
 	}
@@ -316,22 +326,23 @@ func (r *Reconciler) apply(ctx context.Context, s *scope, ro *rolloutsv1beta1.Ro
 	case ActionRollback:
 		if in.Rejected {
 			r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, ReasonRejected, "Reject",
-				"Revision %s rejected by %s via %s (label %s on pull request #%d): back on the stable revision %s, the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
-				short(o.Revision), in.By, in.Via, s.policy.RejectLabel, in.PullRequest, o.Rollout.StableRevision)
+				"Revision %s rejected by %s via %s (%s): back on the stable revision %s, the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+				short(o.Revision), in.By, in.Via, origin(in, s.policy, at), o.Rollout.StableRevision)
 		} else {
 			r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "RolledBack", "Rollback",
-				"Revision %s rolled back to the stable revision %s by %s via %s: the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
-				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via)
+				"Revision %s rolled back to the stable revision %s by %s via %s (%s): the release is aborted, the pod template left as Git has it; revert the commit in Git, or push a new one",
+				short(o.Revision), o.Rollout.StableRevision, in.By, in.Via, origin(in, s.policy, at))
 		}
-		if repo := scmRepositoryOf(s.gg); (isLabel(in.Via) || in.Via == ViaCheckRun) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
+		if repo := scmRepositoryOf(s.gg); (onPullRequest(in.Via) || in.Via == ViaCheckRun) && s.c.scm != nil && repo != nil && repo.ProposeRevert {
 			r.proposeRevert(ctx, s, ro, o, in)
 		}
 	case ActionRetry:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitRetry", "Retry",
-			"Revision %s (commit %s) retried by %s via %s: released again from step 1", o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
+			"Revision %s (commit %s) retried by %s via %s (%s): released again from step 1", o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via,
+			origin(in, s.policy, at))
 	case ActionApprove, ActionPromoteFull:
 		r.Recorder.Eventf(ro, nil, corev1.EventTypeNormal, "GitApproval", "Approve",
-			"Step %d of revision %s (commit %s) approved by %s via %s", in.Step, o.Rollout.CanaryRevision, short(o.Revision), in.By, in.Via)
+			"Step %d of revision %s (commit %s) approved by %s", in.Step, o.Rollout.CanaryRevision, short(o.Revision), describeApprovers(in))
 	}
 	return nil
 }
@@ -390,9 +401,102 @@ func refuse(list []gitopsv1alpha1.RefusedIntent, rej Rejection) []gitopsv1alpha1
 			return list
 		}
 	}
-	list = append(list, gitopsv1alpha1.RefusedIntent{Reason: rej.Reason, Message: rej.Message})
+	ri := gitopsv1alpha1.RefusedIntent{Reason: rej.Reason, Message: rej.Message, By: rej.By, Via: rej.Via, Commit: rej.Commit, PullRequest: rej.PullRequest}
+	if !rej.At.IsZero() {
+		at := metav1.NewTime(rej.At)
+		ri.At = &at
+	}
+	list = append(list, ri)
 	if len(list) > 10 {
 		list = list[len(list)-10:]
 	}
 	return list
+}
+
+// givenApprovals converts the approvers of an intent for the status.
+func givenApprovals(in []Approver) []gitopsv1alpha1.GivenApproval {
+	var out []gitopsv1alpha1.GivenApproval
+	for _, a := range in {
+		keys := a.Keys
+		if len(keys) > 10 { // the API's bound: one person's ten latest ways of approving one step
+			keys = keys[len(keys)-10:]
+		}
+		out = append(out, gitopsv1alpha1.GivenApproval{Action: string(a.Action), By: a.By, Via: a.Via, At: metav1.NewTime(a.At), Commit: a.Commit,
+			PullRequest: a.PullRequest, Required: a.Required, Keys: keys})
+	}
+	if len(out) > 20 {
+		out = out[len(out)-20:]
+	}
+	return out
+}
+
+// quorumStatus converts where a step's approval stands for the status.
+func quorumStatus(q *Quorum) *gitopsv1alpha1.QuorumStatus {
+	if q == nil {
+		return nil
+	}
+	return &gitopsv1alpha1.QuorumStatus{Step: q.Step, Needed: q.Needed, Approvals: givenApprovals(q.Approvers), Waiting: q.Waiting}
+}
+
+// describeApprovers says who approved, how, when, and on which pull request
+// or in which commit, for an event: "jane via github-label at
+// 2026-12-01T10:01:00Z on pull request #42".
+func describeApprovers(in Intent) string {
+	list := in.Approvers
+	if len(list) == 0 {
+		list = []Approver{{By: in.By, Via: in.Via, At: in.At, Commit: in.Commit, PullRequest: in.PullRequest}}
+	}
+	parts := make([]string, 0, len(list))
+	for _, a := range list {
+		p := a.By + " via " + a.Via
+		if !a.At.IsZero() {
+			p += " at " + a.At.UTC().Format(time.RFC3339)
+		}
+		switch {
+		case a.PullRequest != 0:
+			p += fmt.Sprintf(" on pull request #%d", a.PullRequest)
+		case a.Commit != "":
+			p += " in commit " + short(a.Commit)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// onPullRequest tells whether an intent arrived via a label or a comment
+// command on a pull request, of any host.
+func onPullRequest(via string) bool {
+	return isLabel(via) || strings.HasSuffix(via, "-"+viaComment)
+}
+
+// stopSource names what asked for a rollback or rejection on a pull
+// request: "label sluice/reject", "comment /sluice reject".
+func stopSource(in Intent, p Policy) string {
+	if strings.HasSuffix(in.Via, "-"+viaComment) {
+		c := command.Command{Verb: command.Rollback}
+		if in.Rejected {
+			c.Verb = command.Reject
+		}
+		return "comment " + c.String()
+	}
+	if in.Rejected {
+		return "label " + p.RejectLabel
+	}
+	return "label " + p.RollbackLabel
+}
+
+// origin says where and when a stop or retry was asked for, for an event:
+// "label sluice/reject on pull request #42 at 2026-12-01T10:01:00Z",
+// "commit 1a2b3c4d5e6f at ...".
+func origin(in Intent, p Policy, at time.Time) string {
+	var where string
+	switch {
+	case onPullRequest(in.Via) && in.Action == ActionRetry:
+		where = fmt.Sprintf("on pull request #%d ", in.PullRequest)
+	case onPullRequest(in.Via):
+		where = fmt.Sprintf("%s on pull request #%d ", stopSource(in, p), in.PullRequest)
+	case in.Commit != "":
+		where = "commit " + short(in.Commit) + " "
+	}
+	return where + "at " + at.UTC().Format(time.RFC3339)
 }

@@ -37,6 +37,32 @@ type Policy struct {
 	StepTimeout time.Duration
 	// WaitPastTimeout keeps an overdue step waiting, saying so.
 	WaitPastTimeout bool
+	// MinApprovals is how many different people must approve a step (0
+	// counts as 1).
+	MinApprovals int32
+	// ExpireAfter bounds the age of an approval when it is counted (0:
+	// approvals do not expire).
+	ExpireAfter time.Duration
+	// Required are the required approver sets.
+	Required []RequiredSet
+	// Comments and Reviews: comment commands and review approvals are
+	// read.
+	Comments, Reviews bool
+}
+
+// RequiredSet is a set of people some of whom must approve the steps it
+// applies to (spec.approval.requiredApprovers[]).
+type RequiredSet struct {
+	// Name names it in messages ("" for a description of its members).
+	Name string
+	// Steps it applies to (none: every step).
+	Steps []int32
+	// Users and Teams ("org/team") are its members; CodeOwners adds the
+	// code owners of the workload's manifest path.
+	Users, Teams []string
+	CodeOwners   bool
+	// Min is how many of its members must approve (0 counts as 1).
+	Min int32
 }
 
 // policyOf reads the approval policy with its defaults.
@@ -63,6 +89,14 @@ func policyOf(gg *gitopsv1alpha1.GitGate) Policy {
 		p.StepTimeout = a.StepTimeout.Duration
 	}
 	p.WaitPastTimeout = a.OnStepTimeout == gitopsv1alpha1.StepTimeoutWait
+	p.MinApprovals = max(a.MinApprovals, 1)
+	if a.ExpireAfter != nil {
+		p.ExpireAfter = a.ExpireAfter.Duration
+	}
+	for _, r := range a.RequiredApprovers {
+		p.Required = append(p.Required, RequiredSet{Name: r.Name, Steps: r.Steps, Users: r.Users, Teams: r.Teams, CodeOwners: r.CodeOwners, Min: max(r.MinApprovals, 1)})
+	}
+	p.Comments, p.Reviews = !a.DisableComments, !a.DisableReviews
 	p.MinPermission = scm.PermissionWrite
 	if perm, err := scm.ParsePermission(a.MinPermission); err == nil && a.MinPermission != "" {
 		p.MinPermission = perm
@@ -100,33 +134,93 @@ func (p Policy) TeamsToAsk(user string, perm scm.Permission) []string {
 	return out
 }
 
-// refuseActor says why the author of label l may not act by the policy
-// ("" when they may); what names the label in the message.
-func (p Policy) refuseActor(l Label, what string) (reason, message string) {
+// Actor is a user of the host who acted, with what the policy needs to
+// know of them.
+type Actor struct {
+	// Login on the host.
+	Login string
+	// Permission on the repository.
+	Permission scm.Permission
+	// Teams are the allowed teams ("org/team-slug") Login is an active
+	// member of; read only when the policy lists allowed teams.
+	Teams []string
+}
+
+// refuseActor says why actor a may not act by the policy ("" when they
+// may); what names the intent in the message.
+func (p Policy) refuseActor(a Actor, what string) (reason, message string) {
 	switch {
-	case !l.Permission.AtLeast(p.MinPermission):
-		return ReasonInsufficientPermission, fmt.Sprintf("%s: %s has %s permission, %s is needed", what, l.AddedBy, l.Permission, p.MinPermission)
-	case len(p.AllowedTeams) > 0 && !containsFold(p.AllowedUsers, l.AddedBy) && len(l.Teams) == 0:
+	case !a.Permission.AtLeast(p.MinPermission):
+		return ReasonInsufficientPermission, fmt.Sprintf("%s: %s has %s permission, %s is needed", what, a.Login, a.Permission, p.MinPermission)
+	case len(p.AllowedTeams) > 0 && !containsFold(p.AllowedUsers, a.Login) && len(a.Teams) == 0:
 		if len(p.AllowedUsers) > 0 {
 			return ReasonNotAllowed, what + ": not one of the allowed users nor a member of an allowed team"
 		}
 		return ReasonNotAllowed, what + ": not a member of an allowed team"
-	case len(p.AllowedTeams) == 0 && len(p.AllowedUsers) > 0 && !containsFold(p.AllowedUsers, l.AddedBy):
+	case len(p.AllowedTeams) == 0 && len(p.AllowedUsers) > 0 && !containsFold(p.AllowedUsers, a.Login):
 		return ReasonNotAllowed, what + ": not one of the allowed users"
 	}
 	return "", ""
 }
 
-// refuseSelfApproval says why the label l, for action, may not be acted on
-// when its author opened the pull request it is on, author ("" when it may).
-// Only approving and promoting are another person's duty: stopping a
-// release (rollback, or reject, which is a rollback) or trying it again
-// (retry) is anyone's.
-func (p Policy) refuseSelfApproval(l Label, action Action, author, what string) (reason, message string) {
-	if p.AllowSelfApproval || author == "" || (action != ActionApprove && action != ActionPromoteFull) || !strings.EqualFold(l.AddedBy, author) {
+// refuseSelfApproval says why an intent for action by someone who authored
+// the release may not be acted on ("" when it may); authored says how they
+// did ("opened pull request #42", "authored commit 1a2b3c4d5e6f"), "" when
+// they did not. Only approving and promoting are another person's duty:
+// stopping a release (rollback, or reject, which is a rollback) or trying
+// it again (retry) is anyone's.
+func (p Policy) refuseSelfApproval(by string, action Action, authored, what string) (reason, message string) {
+	if p.AllowSelfApproval || authored == "" || (action != ActionApprove && action != ActionPromoteFull) {
 		return "", ""
 	}
-	return ReasonSelfApproval, fmt.Sprintf("%s: %s opened the pull request, and its author cannot approve its release (someone else must, or set spec.approval.allowSelfApproval)", what, l.AddedBy)
+	return ReasonSelfApproval, fmt.Sprintf("%s: %s %s, and an author cannot approve the release (someone else must, or set spec.approval.allowSelfApproval)", what, by, authored)
+}
+
+// quorum is how many different people must approve a step.
+func (p Policy) quorum() int32 { return max(p.MinApprovals, 1) }
+
+// requiredFor returns the required sets that apply to any of the steps
+// from..to.
+func (p Policy) requiredFor(from, to int32) []RequiredSet {
+	var out []RequiredSet
+	for _, r := range p.Required {
+		if len(r.Steps) == 0 {
+			out = append(out, r)
+			continue
+		}
+		for _, st := range r.Steps {
+			if st >= from && st <= to {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// RequiredTeams lists the teams whose membership decides which required
+// sets an approver counts for: the sets' teams, and the code-owner teams
+// owners names (CODEOWNERS "@org/team" owners without the "@").
+func (p Policy) RequiredTeams(owners []string) []string {
+	var out []string
+	add := func(team string) {
+		if org, slug, ok := strings.Cut(team, "/"); ok && org != "" && slug != "" && !containsFold(out, team) {
+			out = append(out, team)
+		}
+	}
+	codeOwners := false
+	for _, r := range p.Required {
+		for _, t := range r.Teams {
+			add(t)
+		}
+		codeOwners = codeOwners || r.CodeOwners
+	}
+	if codeOwners {
+		for _, o := range owners {
+			add(o)
+		}
+	}
+	return out
 }
 
 // committerAllowed tells whether the author or signer of commit c may act

@@ -65,7 +65,7 @@ func TestPolicy_refuseSelfApproval_letsTheAuthorReject(t *testing.T) {
 		{"retry: anyone's", ActionRetry, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, msg := p.refuseSelfApproval(actor("jane", nil), tt.action, "Jane", "label"); got != tt.want {
+			if got, msg := p.refuseSelfApproval("jane", tt.action, "opened pull request #42", "label"); got != tt.want {
 				t.Errorf("refuseSelfApproval = %q (%s), want %q", got, msg, tt.want)
 			}
 		})
@@ -98,12 +98,12 @@ func TestPolicy_refuseActor(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		policy Policy
-		label  Label
+		label  Actor
 		want   string
 	}{
-		{"enough permission, no list", Policy{MinPermission: scm.PermissionWrite}, Label{Permission: scm.PermissionWrite}, ""},
-		{"too little permission", Policy{MinPermission: scm.PermissionMaintain}, Label{Permission: scm.PermissionWrite}, ReasonInsufficientPermission},
-		{"not an allowed user", Policy{MinPermission: scm.PermissionWrite, AllowedUsers: []string{"lead"}}, Label{Permission: scm.PermissionAdmin}, ReasonNotAllowed},
+		{"enough permission, no list", Policy{MinPermission: scm.PermissionWrite}, Actor{Permission: scm.PermissionWrite}, ""},
+		{"too little permission", Policy{MinPermission: scm.PermissionMaintain}, Actor{Permission: scm.PermissionWrite}, ReasonInsufficientPermission},
+		{"not an allowed user", Policy{MinPermission: scm.PermissionWrite, AllowedUsers: []string{"lead"}}, Actor{Permission: scm.PermissionAdmin}, ReasonNotAllowed},
 		{"an allowed user", Policy{MinPermission: scm.PermissionWrite, AllowedUsers: []string{"lead"}, AllowedTeams: []string{"acme/sre"}}, actor("Lead", nil), ""},
 		{"a member of an allowed team", Policy{MinPermission: scm.PermissionWrite, AllowedTeams: []string{"acme/sre"}}, actor("ann", []string{"acme/sre"}), ""},
 		{"in no allowed team", Policy{MinPermission: scm.PermissionWrite, AllowedTeams: []string{"acme/sre"}}, actor("ann", nil), ReasonNotAllowed},
@@ -116,8 +116,6 @@ func TestPolicy_refuseActor(t *testing.T) {
 	}
 }
 
-func actor(by string, teams []string) Label {
-	l := Label{Permission: scm.PermissionWrite, Teams: teams}
-	l.AddedBy = by
-	return l
+func actor(by string, teams []string) Actor {
+	return Actor{Login: by, Permission: scm.PermissionWrite, Teams: teams}
 }

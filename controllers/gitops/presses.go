@@ -120,67 +120,84 @@ func buttonLabel(b prview.Button) string {
 	return fmt.Sprintf("Approve step %d", b.Step)
 }
 
-// fromPresses finds the press to apply: a rollback first, then a promotion, then the
-// approval of the step the release waits at.
-func (o Observation) fromPresses() (*Intent, []Rejection) {
-	var (
-		best       *Intent
-		rejections []Rejection
-	)
-	rank := map[Action]int{ActionApprove: 1, ActionPromoteFull: 2, ActionRollback: 3}
-	for _, p := range o.Presses {
-		in, rej := o.pressIntent(p)
-		if rej != nil {
-			rejections = append(rejections, *rej)
-			continue
-		}
-		if in != nil && (best == nil || rank[in.Action] > rank[best.Action]) {
-			best = in
-		}
+// pressOf reads a press of one of sluice's buttons for this release: the button, and what
+// names the press in messages; ok is false for a press of another release, one already
+// applied, or not of one of sluice's buttons.
+func (o Observation) pressOf(p ButtonPress) (prview.Button, string, bool) {
+	b, ok := prview.ParseButton(p.Identifier)
+	if !ok || !o.Rollout.InRelease || o.applied(pressKey(p.Press)) {
+		return b, "", false
 	}
-	return best, rejections
+	return b, fmt.Sprintf("button %q of the check run on commit %s pressed by %s", buttonLabel(b), short(p.HeadSHA), p.By), true
 }
 
-// pressIntent is the intent of press p, or why it applies to nothing (both nil: it is not for
-// this release, or not one of sluice's buttons). The presser is checked first, so that a
-// press refused for who made it says so however the release moves on.
-func (o Observation) pressIntent(p ButtonPress) (*Intent, *Rejection) {
-	b, ok := prview.ParseButton(p.Identifier)
+// pressStop finds a press of "Roll back" to apply: a stop, anyone's with the permission, as
+// the rollback label and "/sluice rollback" are, pressed since the release started.
+func (o Observation) pressStop() (*Intent, []Rejection) {
+	var rejections []Rejection
 	r := o.Rollout
-	if !ok || !r.InRelease || o.applied(pressKey(p.Press)) {
-		return nil, nil
+	for _, p := range o.Presses {
+		b, what, ok := o.pressOf(p)
+		if !ok || b.Kind != prview.ButtonRollback {
+			continue
+		}
+		refuse := Rejection{By: p.By, Via: ViaCheckRun, At: p.At, PullRequest: o.PullRequest, Commit: p.HeadSHA}
+		if reason, msg := o.Policy.refuseActor(p.actor(), what); reason != "" {
+			refuse.Reason, refuse.Message = reason, msg
+			rejections = append(rejections, refuse)
+			continue
+		}
+		if !r.StartedAt.IsZero() && p.At.Before(r.StartedAt) {
+			refuse.Reason = ReasonPressPredatesStep
+			refuse.Message = fmt.Sprintf("%s: pressed at %s, before the release started at %s; press it again",
+				what, p.At.UTC().Format(time.RFC3339), r.StartedAt.UTC().Format(time.RFC3339))
+			rejections = append(rejections, refuse)
+			continue
+		}
+		return &Intent{Action: ActionRollback, By: p.By, Via: ViaCheckRun, At: p.At, Key: pressKey(p.Press), PullRequest: o.PullRequest}, rejections
 	}
-	what := fmt.Sprintf("button %q of the check run on commit %s pressed by %s", buttonLabel(b), short(p.HeadSHA), p.By)
-	refuse := func(reason, message string) (*Intent, *Rejection) {
-		return nil, &Rejection{Reason: reason, Message: message}
+	return nil, rejections
+}
+
+// pressBallots reads the presses of "Approve step N" and "Promote" as ballots: each counts as
+// its presser's approval under the same policy as a label, a comment or a review (permission,
+// allowed users and teams, separation of duties, the quorum, required approvers, expiry), once
+// pressed after the step began.
+func (o Observation) pressBallots() ([]ballot, []Rejection) {
+	var (
+		out  []ballot
+		rejs []Rejection
+	)
+	r := o.Rollout
+	for _, p := range o.Presses {
+		btn, what, ok := o.pressOf(p)
+		if !ok || btn.Kind == prview.ButtonRollback {
+			continue
+		}
+		b := ballot{by: p.By, host: true, via: ViaCheckRun, at: p.At, key: pressKey(p.Press), pr: o.PullRequest, what: what,
+			action: ActionApprove, upTo: r.Step}
+		if btn.Kind == prview.ButtonPromote {
+			b.action, b.upTo = ActionPromoteFull, r.Steps
+		} else if r.Paused && btn.Step != r.Step {
+			reason, msg := ReasonNotPaused, fmt.Sprintf("%s: step %d does not wait for an approval", what, btn.Step)
+			if btn.Step < r.Step {
+				reason, msg = ReasonOlderStep, fmt.Sprintf("%s: step %d was approved already", what, btn.Step)
+			}
+			rejs = append(rejs, b.refusal(reason, msg))
+			continue
+		}
+		if got, rej, ok := o.hostBallot(b, p.actor(), ReasonPressPredatesStep); rej != nil {
+			rejs = append(rejs, *rej)
+		} else if ok {
+			out = append(out, got)
+		}
 	}
-	in := &Intent{By: p.By, Via: ViaCheckRun, At: p.At, Key: pressKey(p.Press), PullRequest: o.PullRequest}
-	switch b.Kind {
-	case prview.ButtonRollback:
-		in.Action = ActionRollback
-	case prview.ButtonPromote:
-		in.Action, in.Step = ActionPromoteFull, r.Steps
-	default:
-		in.Action, in.Step = ActionApprove, b.Step
-	}
-	l := Label{AppliedLabel: scm.AppliedLabel{Name: buttonLabel(b), AddedBy: p.By, AddedAt: p.At}, Permission: p.Permission, Teams: p.Teams,
-		PullRequest: o.PullRequest}
-	if reason, msg := o.Policy.refuseActor(l, what); reason != "" {
-		return refuse(reason, msg)
-	}
-	if reason, msg := o.Policy.refuseSelfApproval(l, in.Action, o.Authors[o.PullRequest], what); reason != "" {
-		return refuse(reason, msg)
-	}
-	switch {
-	case in.Action == ActionApprove && b.Step < r.Step:
-		return refuse(ReasonOlderStep, fmt.Sprintf("%s: step %d was approved already", what, b.Step))
-	case in.Action == ActionApprove && (b.Step > r.Step || !r.Paused):
-		return refuse(ReasonNotPaused, fmt.Sprintf("%s: step %d does not wait for an approval", what, b.Step))
-	case !r.PausedAt.IsZero() && !p.At.After(r.PausedAt):
-		return refuse(ReasonPressPredatesStep, fmt.Sprintf("%s: pressed at %s, before step %d/%d began at %s; press it again",
-			what, p.At.UTC().Format(time.RFC3339), r.Step, r.Steps, r.PausedAt.UTC().Format(time.RFC3339)))
-	}
-	return in, nil
+	return out, rejs
+}
+
+// actor is who pressed, for the policy.
+func (p ButtonPress) actor() Actor {
+	return Actor{Login: p.By, Permission: p.Permission, Teams: p.Teams}
 }
 
 // pressesWhileAborted refuses the presses made since the release was aborted: only a retry
@@ -192,8 +209,8 @@ func (o Observation) pressesWhileAborted() []Rejection {
 		if !ok || o.applied(pressKey(p.Press)) || o.Rollout.Aborted == nil || !p.At.After(o.Rollout.Aborted.At) {
 			continue
 		}
-		out = append(out, Rejection{Reason: ReasonRolledBack, Message: fmt.Sprintf("button %q of the check run on commit %s pressed by %s: %s",
-			buttonLabel(b), short(p.HeadSHA), p.By, o.abortedAdvice())})
+		out = append(out, Rejection{Reason: ReasonRolledBack, By: p.By, Via: ViaCheckRun, At: p.At, PullRequest: o.PullRequest,
+			Message: fmt.Sprintf("button %q of the check run on commit %s pressed by %s: %s", buttonLabel(b), short(p.HeadSHA), p.By, o.abortedAdvice())})
 	}
 	return out
 }

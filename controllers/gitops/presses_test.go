@@ -29,12 +29,12 @@ func TestDecide_presses(t *testing.T) {
 			o: with(atStep(1), func(o *Observation) {
 				o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, after)}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaCheckRun, At: after, Key: "press:d-approve-1-jane", PullRequest: 42},
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaCheckRun, At: after, Key: stepKey(1), PullRequest: 42},
 		},
 		{
 			name:      "promote",
 			o:         with(atStep(1), func(o *Observation) { o.Presses = []ButtonPress{press("promote", "jane", scm.PermissionWrite, after)} }),
-			wantApply: &Intent{Action: ActionPromoteFull, Step: 3, By: "jane", Via: ViaCheckRun, At: after, Key: "press:d-promote-jane", PullRequest: 42},
+			wantApply: &Intent{Action: ActionPromoteFull, Step: 3, By: "jane", Via: ViaCheckRun, At: after, Key: stepKey(1), PullRequest: 42},
 		},
 		{
 			name: "roll back wins over an approval",
@@ -66,7 +66,7 @@ func TestDecide_presses(t *testing.T) {
 				p.Teams = []string{"acme/releasers"}
 				o.Presses = []ButtonPress{p}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaCheckRun, At: after, Key: "press:d-approve-1-jane", PullRequest: 42},
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "jane", Via: ViaCheckRun, At: after, Key: stepKey(1), PullRequest: 42},
 		},
 		{
 			name: "the author of the pull request cannot approve its release",
@@ -74,7 +74,7 @@ func TestDecide_presses(t *testing.T) {
 				o.Authors = map[int]string{42: "dev"}
 				o.Presses = []ButtonPress{press("approve-1", "dev", scm.PermissionAdmin, after)}
 			}),
-			wantReason: ReasonSelfApproval, wantInMsg: "dev opened the pull request",
+			wantReason: ReasonSelfApproval, wantInMsg: "dev opened pull request #42",
 		},
 		{
 			name: "the author may roll it back",
@@ -103,7 +103,7 @@ func TestDecide_presses(t *testing.T) {
 			o: with(atStep(1), func(o *Observation) {
 				o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, before)}
 			}),
-			wantReason: ReasonPressPredatesStep, wantInMsg: "press it again",
+			wantReason: ReasonPressPredatesStep, wantInMsg: "before step 1/3 paused",
 		},
 		{
 			name: "applied already",
@@ -119,12 +119,12 @@ func TestDecide_presses(t *testing.T) {
 			}),
 		},
 		{
-			name: "a label applies before a press",
+			name: "a label and a press by another person both approve the step",
 			o: with(atStep(1), func(o *Observation) {
 				o.Labels = []Label{label("sluice/approve", "lead", scm.PermissionWrite, after)}
 				o.Presses = []ButtonPress{press("approve-1", "jane", scm.PermissionWrite, after)}
 			}),
-			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "lead", Via: ViaLabel, At: after, Key: "label:sluice/approve@" + after.Format(time.RFC3339), PullRequest: 42},
+			wantApply: &Intent{Action: ActionApprove, Step: 1, By: "lead, jane", Via: ViaLabel + "+" + ViaCheckRun, At: after, Key: stepKey(1), PullRequest: 42},
 		},
 		{
 			name: "a press after the release was aborted is refused with the advice",
@@ -137,7 +137,7 @@ func TestDecide_presses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Decide(tt.o)
-			if (d.Apply == nil) != (tt.wantApply == nil) || d.Apply != nil && *d.Apply != *tt.wantApply {
+			if !sameIntent(d.Apply, tt.wantApply) {
 				t.Fatalf("Apply = %+v, want %+v", d.Apply, tt.wantApply)
 			}
 			var reasons []string

@@ -110,7 +110,7 @@ func releaseView(ro *rolloutsv1beta1.Rollout, out gitopsv1alpha1.BoundRollout, s
 	rel := prview.Release{
 		Rollout: ro.Namespace + "/" + ro.Name, Commit: out.Revision, Headline: status.Description, Step: out.Step, Steps: out.Steps,
 		Commands: prview.Commands{Approve: p.ApproveLabel, PromoteFull: p.PromoteFullLabel, Rollback: p.RollbackLabel, Reject: p.RejectLabel,
-			Retry: p.RetryLabel, Comments: true, Buttons: buttons},
+			Retry: p.RetryLabel, Comments: p.Comments, Buttons: buttons},
 	}
 	_, rel.Aborted = progress.AbortOf(ro)
 	switch status.State {

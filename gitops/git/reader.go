@@ -57,6 +57,15 @@ type Reader interface {
 	// merge that brought it). It returns an error wrapping
 	// ErrCommitNotFound when the head does not hold needle.
 	Introduced(ctx context.Context, dir, needle string) (Arrival, error)
+	// File reads the file at path p (as CleanPath reads it) in the commit
+	// sha, at most 1 MiB of it. It returns an error wrapping
+	// ErrFileNotFound when there is none.
+	File(ctx context.Context, sha, p string) ([]byte, error)
+	// Brought lists the commits the commit sha brought to the branch: sha
+	// alone when it is not a merge; for a merge, sha and every commit it
+	// reaches that its first parent does not (the merged branch's commits),
+	// oldest first, at most 250.
+	Brought(ctx context.Context, sha string) ([]Commit, error)
 }
 
 // DefaultDepth is how many commits the first fetch brings when

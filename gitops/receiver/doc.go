@@ -28,7 +28,9 @@
 // The Gitea and GitLab receivers take the older Secrets interface (SecretsFor a repository).
 //
 // Handled events are pull_request (actions opened, reopened, synchronize, closed, labeled,
-// unlabeled; other actions are acknowledged and ignored), push, ping and check_run (action
+// unlabeled; other actions are acknowledged and ignored), push, ping, issue_comment on a pull
+// request (created, edited: comment commands; comments on issues are acknowledged and
+// ignored), pull_request_review (submitted, dismissed) and check_run (action
 // requested_action only: a button of a check run pressed; it carries the check run, the button
 // and who pressed it, and Event.SignedWith tells a GitGate whether its own secret signed the
 // delivery, which the controller records as a SignedPress, see press.go). Every other event is

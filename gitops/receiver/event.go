@@ -117,7 +117,7 @@ func (e *FieldError) Error() string {
 
 // handledKind tells whether the receiver decodes deliveries of an event.
 func handledKind(k Kind) bool {
-	return k == KindPullRequest || k == KindPush || k == KindPing || k == KindCheckRun
+	return k == KindPullRequest || k == KindPush || k == KindPing || k == KindCheckRun || conversationKind(k)
 }
 
 // handledAction tells whether a pull_request action is handed to the Trigger.
@@ -151,6 +151,10 @@ func decode(kind Kind, body []byte) (Event, error) {
 		sender = ev.Sender
 	case *github.PingEvent:
 		repo, sender = fullName(ev.Repo), ev.Sender
+	case *github.IssueCommentEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
+	case *github.PullRequestReviewEvent:
+		repo, sender = fullName(ev.Repo), ev.Sender
 	case *github.CheckRunEvent:
 		repo, sender = fullName(ev.Repo), ev.Sender
 	case nil: // the payload was JSON null
@@ -171,6 +175,10 @@ func decode(kind Kind, body []byte) (Event, error) {
 		return decodePush(e, ev)
 	case *github.PingEvent:
 		e.HookID = ev.GetHookID()
+	case *github.IssueCommentEvent:
+		return decodeComment(e, ev)
+	case *github.PullRequestReviewEvent:
+		return decodeReview(e, ev)
 	case *github.CheckRunEvent:
 		return decodeCheckRun(e, ev)
 	}

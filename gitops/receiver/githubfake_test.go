@@ -173,3 +173,57 @@ func TestHandler_pullRequestLifecycleFromTheGitHubFake(t *testing.T) {
 		t.Error("the fake reopened a merged pull request")
 	}
 }
+
+// TestHandler_conversationDeliveriesFromTheGitHubFake sends the fake's schema-validated
+// issue_comment and pull_request_review deliveries: each wakes the gate for the pull request.
+func TestHandler_conversationDeliveriesFromTheGitHubFake(t *testing.T) {
+	fake, err := githubfake.New(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	fake.CreateRepo("acme/app", "main", map[string]string{"deploy.yaml": "image: app:1\n"})
+	head := fake.Commit("acme/app", "feature", "main", "Bump image", map[string]string{"deploy.yaml": "image: app:2\n"}, githubfake.Signature{Name: "bob", Email: "bob@example.com"})
+	pr := fake.OpenPullRequest("acme/app", "feature", "main", "Bump image", "bob")
+	fake.MergePullRequest("acme/app", pr, "alice")
+	comment := fake.AddComment("acme/app", pr, "carol", "/sluice approve")
+	review := fake.Review("acme/app", pr, "dave", githubfake.ReviewApproved, "")
+
+	trigger := &triggered{}
+	handler, err := New(Options{Trigger: trigger, Secrets: secretMap{"acme/app": {secret}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := httptest.NewServer(handler)
+	defer server.Close()
+	ctx := context.Background()
+
+	created, err := fake.DeliverComment(ctx, server.URL, secret, "acme/app", pr, comment, "created")
+	if err != nil || created.Status != http.StatusOK {
+		t.Fatalf("comment created: %d, %v", created.Status, err)
+	}
+	fake.EditComment("acme/app", comment, "/sluice approve step=1")
+	edited, err := fake.DeliverComment(ctx, server.URL, secret, "acme/app", pr, comment, "edited")
+	if err != nil || edited.Status != http.StatusOK {
+		t.Fatalf("comment edited: %d, %v", edited.Status, err)
+	}
+	submitted, err := fake.DeliverReview(ctx, server.URL, secret, "acme/app", pr, review, "submitted", "dave")
+	if err != nil || submitted.Status != http.StatusOK {
+		t.Fatalf("review submitted: %d, %v", submitted.Status, err)
+	}
+	fake.DismissReview("acme/app", pr, review)
+	dismissed, err := fake.DeliverReview(ctx, server.URL, secret, "acme/app", pr, review, "dismissed", "alice")
+	if err != nil || dismissed.Status != http.StatusOK {
+		t.Fatalf("review dismissed: %d, %v", dismissed.Status, err)
+	}
+
+	want := []Event{
+		{Delivery: created.ID, Kind: KindIssueComment, Action: ActionCreated, Repository: "acme/app", Sender: "carol", Number: pr, HookID: 1},
+		{Delivery: edited.ID, Kind: KindIssueComment, Action: ActionEdited, Repository: "acme/app", Sender: "carol", Number: pr, HookID: 1},
+		{Delivery: submitted.ID, Kind: KindPullRequestReview, Action: ActionSubmitted, Repository: "acme/app", Sender: "dave", Number: pr, SHA: head, Ref: "main", HookID: 1},
+		{Delivery: dismissed.ID, Kind: KindPullRequestReview, Action: ActionDismissed, Repository: "acme/app", Sender: "alice", Number: pr, SHA: head, Ref: "main", HookID: 1},
+	}
+	if got := trigger.all(); !reflect.DeepEqual(got, want) {
+		t.Errorf("triggered %+v\nwant %+v", got, want)
+	}
+}

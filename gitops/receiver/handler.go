@@ -216,6 +216,9 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request) answer {
 	if kind == KindPullRequest && !handledAction(e.Action) {
 		return skip(http.StatusAccepted, ReasonIgnoredAction, fmt.Sprintf("pull_request action %q is not used by sluice, ignored", e.Action))
 	}
+	if why := ignoredConversation(e); why != "" {
+		return skip(http.StatusAccepted, ReasonIgnoredAction, why)
+	}
 	if kind == KindCheckRun && e.Action != ActionRequestedAction {
 		return skip(http.StatusAccepted, ReasonIgnoredAction, fmt.Sprintf("check_run action %q is not used by sluice, ignored", e.Action))
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -33,6 +34,9 @@ type Comment struct {
 	Author string
 	// Body is its text.
 	Body string
+	// CreatedAt is when it was written; UpdatedAt when it was last edited (CreatedAt when
+	// never; the zero time where the host does not say).
+	CreatedAt, UpdatedAt time.Time
 }
 
 // CommentHost is what a host's client offers StickyComments: who it authenticates as, and the

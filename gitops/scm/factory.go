@@ -15,6 +15,9 @@ type Client interface {
 	TeamReader
 	RevertProposer
 	CommentWriter
+	CommentReader
+	ReviewReader
+	CommitAuthorReader
 }
 
 // Host names a kind of source-code host.

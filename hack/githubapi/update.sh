@@ -7,7 +7,7 @@
 set -euo pipefail
 OPENAPI_VERSION=23.0.2
 WEBHOOKS_VERSION=7.6.1
-EVENTS='check_run$requested_action,ping$event,pull_request$opened,pull_request$reopened,pull_request$synchronize,pull_request$closed,pull_request$labeled,pull_request$unlabeled,push$event'
+EVENTS='check_run$requested_action,ping$event,pull_request$opened,pull_request$reopened,pull_request$synchronize,pull_request$closed,pull_request$labeled,pull_request$unlabeled,push$event,issue_comment$created,issue_comment$edited,pull_request_review$submitted,pull_request_review$dismissed'
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d)"

@@ -37,6 +37,25 @@ type Approval struct {
 	// PullRequest is the number of the pull request that brought Commit,
 	// where known.
 	PullRequest int32 `json:"pullRequest,omitempty"`
+	// Approvers are the individual approvals a GitGate counted toward its
+	// quorum (spec.approval.minApprovals), one per person: who, how, when,
+	// from which commit and on which pull request. By and Via then join
+	// theirs.
+	Approvers []Approver `json:"approvers,omitempty"`
+}
+
+// Approver is one person's approval among those of a quorum.
+type Approver struct {
+	// By is who approved.
+	By string `json:"by"`
+	// Via is how: a label, a comment, a review, a trailer.
+	Via string `json:"via,omitempty"`
+	// At is when.
+	At *time.Time `json:"at,omitempty"`
+	// Commit is the Git commit the approval came from, when it did.
+	Commit string `json:"commit,omitempty"`
+	// PullRequest is the pull request it was given on, when it was.
+	PullRequest int32 `json:"pullRequest,omitempty"`
 }
 
 // AllSteps is the Step of an approval of every step ("step=all"): a full

@@ -185,3 +185,23 @@ func TestCommitRevision(t *testing.T) {
 		}
 	}
 }
+
+// The approvers of a GitGate's quorum survive the annotation and the record
+// of applied approvals.
+func TestApprovers_recordedWithTheApproval(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	a := Approval{Revision: "abc123", Step: 2, By: "alice, bob", Via: "github-label+github-review", At: &at, PullRequest: 42,
+		Approvers: []Approver{{By: "alice", Via: "github-label", At: &at, PullRequest: 42}, {By: "bob", Via: "github-review", At: &at, PullRequest: 42}}}
+	parsed, err := Parse(Encode(a))
+	if err != nil || len(parsed.Approvers) != 2 || parsed.Approvers[1].By != "bob" || parsed.Approvers[1].Via != "github-review" {
+		t.Fatalf("parsed %+v, %v", parsed, err)
+	}
+	raw, err := Append("", parsed, at.Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	records, err := Records(raw)
+	if err != nil || len(records) != 1 || len(records[0].Approvers) != 2 || records[0].Approvers[0].PullRequest != 42 {
+		t.Fatalf("records %+v, %v", records, err)
+	}
+}

@@ -39,6 +39,9 @@ func (s *Server) handlers() map[string]handler {
 	for op, h := range s.surfaceHandlers() {
 		m[op] = h
 	}
+	for op, h := range s.conversationHandlers() {
+		m[op] = h
+	}
 	return m
 }
 

@@ -62,6 +62,8 @@ type Server struct {
 	repoHooks map[string][]repoHook // repository (lower case) -> its webhooks
 	delivered []HookDelivery
 	teams     map[string]map[string]string // "org/slug" (lower case) -> login (lower case) -> membership state
+	// conversations are the comments and reviews of pull requests (conversation.go).
+	conversations *conversations
 }
 
 // tokenInfo is an accepted bearer token.

@@ -25,7 +25,7 @@ const webhookResource = "https://githubfake.invalid/webhooks.json"
 type Delivery struct {
 	// ID is the X-GitHub-Delivery GUID.
 	ID string
-	// Event is the X-GitHub-Event name (pull_request, push, ping).
+	// Event is the X-GitHub-Event name (pull_request, push, ping, issue_comment, pull_request_review).
 	Event string
 	// Body is the exact payload sent (what the signature covers).
 	Body []byte

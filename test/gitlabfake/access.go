@@ -7,13 +7,14 @@ import (
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 )
 
-// listUsers serves GET /users with the username filter (case-insensitive, as GitLab matches).
+// listUsers serves GET /users with the username filter (case-insensitive, as GitLab matches)
+// and search (see searchUsers).
 func (s *Server) listUsers(c *call) (reply, error) {
-	name := c.query.Get("username")
+	name, search := c.query.Get("username"), c.query.Get("search")
 	list := []*gitlab.User{}
 	for _, id := range sortedIDs(s.users) {
 		u := s.users[id]
-		if name != "" && !strings.EqualFold(u.username, name) {
+		if name != "" && !strings.EqualFold(u.username, name) || search != "" && !searchUsers(u, search) {
 			continue
 		}
 		list = append(list, &gitlab.User{ID: u.id, Username: u.username, Name: u.name, State: u.state, WebURL: s.URL + "/" + u.username})

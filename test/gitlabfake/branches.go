@@ -9,7 +9,7 @@ import (
 
 // routes lists every operation the fake serves, with the client-go options type each takes.
 func (s *Server) routes() []route {
-	return []route{
+	return append([]route{
 		{http.MethodGet, "/users", &gitlab.ListUsersOptions{}, s.listUsers},
 		{http.MethodGet, "/projects/:id", &gitlab.GetProjectOptions{}, s.getProject},
 		{http.MethodGet, "/projects/:id/members/all/:user_id", nil, s.projectMember},
@@ -30,7 +30,7 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/projects/:id/merge_requests/:iid/notes", &gitlab.ListMergeRequestNotesOptions{}, s.listNotes},
 		{http.MethodPost, "/projects/:id/merge_requests/:iid/notes", &gitlab.CreateMergeRequestNoteOptions{}, s.createNote},
 		{http.MethodPut, "/projects/:id/merge_requests/:iid/notes/:note_id", &gitlab.UpdateMergeRequestNoteOptions{}, s.updateNote},
-	}
+	}, s.conversationRoutes()...)
 }
 
 // getCommit serves GET /projects/:id/repository/commits/:sha (a commit id or a branch name).

@@ -29,7 +29,8 @@ type mergeRequest struct {
 	removeSource   bool
 	labels         []string
 	labelEvents    []labelEvent
-	notes          []*note
+	notes          []*note     // comments and system notes, oldest first (conversation.go)
+	approvals      []*approval // who approves it now (conversation.go)
 }
 
 // labelEvent is a resource label event.
@@ -74,6 +75,7 @@ func (s *Server) Push(projectPath, branch, author string, set map[string]string,
 		if mr.state == "opened" && mr.source == branch {
 			oldrev := mr.head
 			s.refreshMR(p, mr)
+			s.addSystemNote(mr, u, "added 1 commit")
 			deliveries = append(deliveries, s.mrHook(p, mr, u, "update", hookChanges{oldrev: oldrev})...)
 		}
 	}

@@ -20,8 +20,12 @@
 //     state machine does not have is answered 400 "Cannot transition status via :enqueue from
 //     :pending (Reason(s): Status cannot transition via "enqueue")", as GitLab answers.
 //
+// Approvals are modelled as GitLab without approval rules has them: a user with the Developer
+// role or above approves an open merge request once (with a system note "approved this merge
+// request") and may take it back (ApproveMergeRequest, UnapproveMergeRequest).
+//
 // What it does not model: pipelines other than the external one statuses create, protected
-// branches, forks, merge trains, approvals, GraphQL, and GitLab's finer authorisation (an
+// branches, forks, merge trains, approval rules, GraphQL, and GitLab's finer authorisation (an
 // operation needs a fixed access level; see the handlers).
 package gitlabfake
 

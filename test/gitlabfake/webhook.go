@@ -253,9 +253,9 @@ func stateID(state string) gitlab.StateID {
 	return gitlab.StateIDOpen
 }
 
-// CommentOnMergeRequest has username comment body on a merge request: the note is stored (the
-// notes API lists it) and delivered (a Note Hook delivery).
-func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, body string) {
+// CommentOnMergeRequest has username comment body on a merge request: a note, and a Note Hook
+// delivery. It returns the note's id.
+func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, body string) int64 {
 	s.mu.Lock()
 	p := s.mustProject(projectPath)
 	u := s.mustUser(username)
@@ -276,6 +276,7 @@ func (s *Server) CommentOnMergeRequest(projectPath string, iid int64, username, 
 	deliveries := s.fanOut(p, EventNote, payload(ev, nil))
 	s.mu.Unlock()
 	s.deliver(deliveries)
+	return n.id
 }
 
 func lastSegment(path string) string {

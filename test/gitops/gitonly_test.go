@@ -3,6 +3,7 @@ package gitops
 import (
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -31,17 +32,18 @@ func TestGitGate_withoutGitHub_trailersAndRevertsWorkFromGitAlone(t *testing.T) 
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
 	w.waitDeploymentSplit(3, 1)
 
-	// A trailer approves step 1.
+	// A trailer by the release manager approves step 1 (not by the author
+	// of the change: an author cannot approve their own release).
 	approve, err := w.repo.Commit("main", gitserver.Change{Message: "Approve\n\n" + git.TrailerApprove + ": " + w.ns + "/checkout step=1 revision=" + merge[:10],
-		Files: map[string]string{"NOTES.md": "approve\n"}})
+		Files: map[string]string{"NOTES.md": "approve\n"}, Author: &object.Signature{Name: "Release Manager", Email: "rm@example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = approve
 	w.waitStep(2, rolloutsv1beta1.CanaryStepStatePaused)
 	w.waitDeploymentSplit(2, 2)
-	if got := w.approvals(); len(got) != 1 || got[0].Via != "git-trailer" || got[0].Step != 1 {
-		t.Fatalf("approvals = %+v, want step 1 via git-trailer", got)
+	if got := w.approvals(); len(got) != 1 || got[0].Via != "git-trailer" || got[0].Step != 1 || got[0].By != "rm@example.com" {
+		t.Fatalf("approvals = %+v, want step 1 via git-trailer by rm@example.com", got)
 	}
 
 	// A revert rolls it back, before and after the sync.

@@ -54,7 +54,7 @@ func TestGitGate_onGitea_labelsApproveAndStatusesLandOnTheMerge(t *testing.T) {
 	if err := repo.AddLabels(ctx, suite.bob, pr.Index, "sluice/promote-full"); err != nil {
 		t.Fatal(err)
 	}
-	waitRefused(t, ns, "SelfApproval", "bob opened the pull request")
+	waitRefused(t, ns, "SelfApproval", "bob opened pull request #")
 	if ro := rollout(t, ns); ro.Status.CurrentStepIndex != 2 || len(approvals(t, ns)) != 1 {
 		t.Fatalf("step %d with approvals %+v after the author's label, want step 2 and one", ro.Status.CurrentStepIndex, approvals(t, ns))
 	}

@@ -32,6 +32,7 @@ import (
 //   - alice owns the organisation acme and merges; she may write;
 //   - bob opens pull requests; he may write;
 //   - carol may only read;
+//   - dave reviews and approves releases; he may write;
 //   - sluice-bot is the user whose token the GitGate names, with the
 //     scopes docs/gitops-gitea.md asks for; it administers the repository
 //     (Gitea shows other users' permissions only to administrators).
@@ -41,6 +42,7 @@ var suite struct {
 	flux                      *flux.Flux
 	gitea                     *giteatest.Server
 	alice, bob, carol, sluice *giteatest.User
+	dave                      *giteatest.User
 	org                       *giteatest.Org
 	stopManager               func()
 	// hookURL is sluice's Gitea webhook endpoint.
@@ -103,7 +105,7 @@ func startGitea(ctx context.Context) error {
 		login  string
 		scopes []string
 	}{
-		{&suite.alice, "alice", nil}, {&suite.bob, "bob", nil}, {&suite.carol, "carol", nil},
+		{&suite.alice, "alice", nil}, {&suite.bob, "bob", nil}, {&suite.carol, "carol", nil}, {&suite.dave, "dave", nil},
 		{&suite.sluice, "sluice-bot", []string{"write:repository", "write:issue", "read:organization", "read:user"}},
 	} {
 		if *u.to, err = s.CreateUser(ctx, u.login, u.scopes...); err != nil {
@@ -133,13 +135,13 @@ func startManager(ctx context.Context) error {
 	return nil
 }
 
-// collaborators gives bob write and carol read access to repo, and makes
-// sluice-bot its administrator.
+// collaborators gives bob and dave write and carol read access to repo, and
+// makes sluice-bot its administrator.
 func collaborators(ctx context.Context, repo *giteatest.Repo) error {
 	for _, c := range []struct {
 		u    *giteatest.User
 		mode sdk.AccessMode
-	}{{suite.bob, sdk.AccessModeWrite}, {suite.carol, sdk.AccessModeRead}, {suite.sluice, sdk.AccessModeAdmin}} {
+	}{{suite.bob, sdk.AccessModeWrite}, {suite.dave, sdk.AccessModeWrite}, {suite.carol, sdk.AccessModeRead}, {suite.sluice, sdk.AccessModeAdmin}} {
 		if err := repo.AddCollaborator(ctx, suite.alice, c.u, c.mode); err != nil {
 			return err
 		}

@@ -47,6 +47,10 @@ type shopOptions struct {
 	prepare func(ctx context.Context, ns string, repo *giteatest.Repo) error
 	// gate changes the GitGate before it is created.
 	gate func(*gitopsv1alpha1.GitGate)
+	// pending is the status the merge commit shows once the release paused
+	// at step 1 ("step 1/3 paused: add label sluice/approve to continue"
+	// when empty).
+	pending string
 }
 
 // openShop sets up o's shop and returns it with the release paused at
@@ -122,7 +126,11 @@ func openShop(t *testing.T, o shopOptions) *shop {
 		t.Fatal(err)
 	}
 	s.paused = waitStep(t, s.ns, 1)
-	waitStatus(t, s.ns, repo, s.merge, "pending", "step 1/3 paused: add label sluice/approve to continue")
+	pending := o.pending
+	if pending == "" {
+		pending = "step 1/3 paused: add label sluice/approve to continue"
+	}
+	waitStatus(t, s.ns, repo, s.merge, "pending", pending)
 	return s
 }
 

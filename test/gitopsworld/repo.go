@@ -84,11 +84,15 @@ func (r Repo) OpenPullRequestOn(branch, title, author string, files map[string]s
 	if err := r.Git.Branch(branch, head); err != nil {
 		return PullRequest{}, err
 	}
-	// The Git commit has the Git server's test author; GitHub's copy of the
-	// branch names the pull request's author.
-	if _, err := r.Git.Commit(branch, gitserver.Change{Message: title, Files: files}); err != nil {
+	// The pull request's author wrote the commit, in Git and in GitHub's
+	// copy of the branch.
+	by := &object.Signature{Name: author, Email: author + "@example.com"}
+	if _, err := r.Git.Commit(branch, gitserver.Change{Message: title, Files: files, Author: by}); err != nil {
 		return PullRequest{}, fmt.Errorf("committing on %s: %w", branch, err)
 	}
+	// GitHub links the author's e-mail to their account, as it does for a
+	// verified e-mail: the pull request's commits name the author.
+	r.GitHub.SetUserEmail(author, author+"@example.com")
 	r.GitHub.Commit(r.Name, branch, "main", title, map[string]string{"pr/" + branch: title}, githubfake.Signature{Name: author, Email: author + "@example.com"})
 	number := r.GitHub.OpenPullRequest(r.Name, branch, "main", title, author)
 	return PullRequest{Number: number, Branch: branch, Title: title}, nil

@@ -54,6 +54,7 @@ type GitGateList struct {
 // GitGateSpec binds Rollouts to a Git branch and the repository of a
 // source-code host.
 // +kubebuilder:validation:XValidation:rule="!(has(self.github) && has(self.scm))",message="set spec.scm or spec.github, not both (spec.github is spec.scm with provider github)"
+// +kubebuilder:validation:XValidation:rule="has(self.scm) || has(self.github) || !has(self.approval) || !has(self.approval.requiredApprovers) || size(self.approval.requiredApprovers) == 0",message="spec.approval.requiredApprovers needs spec.scm or spec.github: required approvers are users and teams of the host",fieldPath=".approval.requiredApprovers"
 type GitGateSpec struct {
 	// Git is the repository and branch the Rollouts' manifests are applied
 	// from.
@@ -267,8 +268,9 @@ type RevisionSource struct {
 	ArgoCDNamespace string `json:"argoCDNamespace,omitempty"`
 }
 
-// ApprovalPolicy says which labels and trailers act on a release, and who
-// may use them.
+// ApprovalPolicy says which labels, comment commands, reviews and trailers
+// act on a release, who may use them, and how many must agree: see
+// docs/gitops.md#approval-policy.
 type ApprovalPolicy struct {
 	// Labels names the pull-request labels.
 	// +optional
@@ -307,12 +309,54 @@ type ApprovalPolicy struct {
 	// +listType=set
 	// +optional
 	AllowedCommitters []string `json:"allowedCommitters,omitempty"`
-	// AllowSelfApproval lets the author of the pull request that brought a
-	// release approve or promote it with a label. By default they cannot
-	// (separation of duties: someone else reviews what goes out); a
-	// rollback or a retry by the author is always allowed.
+	// AllowSelfApproval lets the authors of a release approve or promote
+	// it. By default they cannot (separation of duties: someone else
+	// reviews what goes out): neither the author of a pull request that
+	// brought the release nor the author of any of its commits (as the host
+	// links the commit's e-mail to an account, or by e-mail for a trailer or
+	// a declarative approval), whichever way they approve. A rollback, a
+	// rejection or a retry by an author is always allowed.
 	// +optional
 	AllowSelfApproval bool `json:"allowSelfApproval,omitempty"`
+	// MinApprovals is how many different people must approve a step (and a
+	// full promotion) before it is applied: each person counts once per
+	// step, however many ways they approve (the approve label, a
+	// "/sluice approve" comment, an approving review). The approvals given
+	// so far are in the gate's status (status.rollouts[].quorum) and the
+	// commit status says "1 of 2 approvals (alice); waiting for 1 more".
+	// With more than 1, an approval from Git (a trailer, a declarative
+	// approval) counts only on a gate without a host, where every approver
+	// is named by the e-mail of a commit: a commit's author cannot be told
+	// apart from the host's users. Defaults to 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	MinApprovals int32 `json:"minApprovals,omitempty"`
+	// ExpireAfter bounds how old an approval may be when it is counted: one
+	// given longer ago than this when the quorum would be reached counts
+	// for nothing, and the message says it expired (it has to be given
+	// again). Unset, approvals do not expire.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +optional
+	ExpireAfter *metav1.Duration `json:"expireAfter,omitempty"`
+	// RequiredApprovers are sets of people of whom some must be among a
+	// step's approvers, as GitHub environments' required reviewers: each
+	// set that applies to the step (all of its steps when it names none)
+	// must count its minApprovals approvers (default 1) among the people who
+	// approved, beside the gate's minApprovals. A full promotion needs the
+	// sets of every step it skips. Requires spec.scm or spec.github.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	RequiredApprovers []RequiredApprovers `json:"requiredApprovers,omitempty"`
+	// DisableComments ignores "/sluice ..." commands in pull-request
+	// comments (see docs/approvals.md for the commands).
+	// +optional
+	DisableComments bool `json:"disableComments,omitempty"`
+	// DisableReviews ignores pull-request reviews: an approving review
+	// submitted after a step paused no longer approves it.
+	// +optional
+	DisableReviews bool `json:"disableReviews,omitempty"`
 	// StepTimeout is how long a paused step waits for its approval; unset
 	// waits for ever. OnStepTimeout says what happens then.
 	// +kubebuilder:validation:Type=string
@@ -334,6 +378,57 @@ type ApprovalPolicy struct {
 	// commits and commits signed with another key then count for nothing.
 	// +optional
 	SigningKeysSecretRef *meta.LocalObjectReference `json:"signingKeysSecretRef,omitempty"`
+}
+
+// RequiredApprovers is a set of people some of whom must approve the steps
+// it applies to.
+// +kubebuilder:validation:XValidation:rule="(has(self.users) && size(self.users) > 0) || (has(self.teams) && size(self.teams) > 0) || (has(self.codeOwners) && self.codeOwners)",message="name users, teams or codeOwners: a set of nobody could never approve"
+// +kubebuilder:validation:XValidation:rule="!has(self.minApprovals) || (has(self.teams) && size(self.teams) > 0) || (has(self.codeOwners) && self.codeOwners) || (has(self.users) && self.minApprovals <= size(self.users))",message="minApprovals is more than the users listed, and no team or code owners can make up the rest",fieldPath=".minApprovals"
+type RequiredApprovers struct {
+	// Name names the set in messages and statuses ("security"); defaults to
+	// a description of its members.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Steps are the steps (from 1) whose approval needs the set; empty,
+	// every step.
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:Minimum=1
+	// +listType=set
+	// +optional
+	Steps []int32 `json:"steps,omitempty"`
+	// Users are logins on the host.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	Users []string `json:"users,omitempty"`
+	// Teams are teams on the host, "org/team-slug" (on GitLab
+	// "group/subgroup"), whose active members belong to the set. Reading
+	// membership needs the permissions spec.approval.allowedTeams needs.
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:Pattern="^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$"
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	Teams []string `json:"teams,omitempty"`
+	// CodeOwners adds the code owners of the workload's manifest path (the
+	// Kustomization's spec.path or the Argo CD source's path) to the set:
+	// the owners the repository's CODEOWNERS file (CODEOWNERS,
+	// .github/CODEOWNERS, docs/CODEOWNERS or .gitea/CODEOWNERS on the
+	// gate's branch, the first found) gives that path, by its last matching
+	// pattern as GitHub reads it. "@user" owners are users, "@org/team"
+	// owners teams; e-mail owners are matched against the e-mail of a Git
+	// approval. No CODEOWNERS file, or no owner for the path, leaves the
+	// set waiting and says so.
+	// +optional
+	CodeOwners bool `json:"codeOwners,omitempty"`
+	// MinApprovals is how many different members of the set must approve;
+	// defaults to 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	MinApprovals int32 `json:"minApprovals,omitempty"`
 }
 
 // ApprovalLabels names the pull-request labels.
@@ -476,11 +571,17 @@ type BoundRollout struct {
 	// +kubebuilder:validation:MaxItems=50
 	// +optional
 	Approvals []AppliedApproval `json:"approvals,omitempty"`
-	// Refused are the latest labels and trailers for the release of Revision
-	// that applied to nothing, with the reason (newest last).
+	// Refused are the latest labels, comments, reviews and trailers for the
+	// release of Revision that applied to nothing, with the reason (newest
+	// last).
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	Refused []RefusedIntent `json:"refused,omitempty"`
+	// Quorum is where the approval of the step the release waits at stands:
+	// who approved it so far and what it still waits for. Nil while the
+	// release waits for no approval.
+	// +optional
+	Quorum *QuorumStatus `json:"quorum,omitempty"`
 	// Message says what the Rollout waits for, or why the gate cannot act.
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -499,12 +600,81 @@ type PostedStatus struct {
 	Description string `json:"description,omitempty"`
 }
 
-// RefusedIntent is a label or trailer that applied to nothing.
+// RefusedIntent is a label, comment, review or trailer that applied to
+// nothing.
 type RefusedIntent struct {
 	// Reason is the event reason, e.g. LabelPredatesPause.
 	Reason string `json:"reason"`
 	// Message names the label or trailer and why it was refused.
 	Message string `json:"message"`
+	// By is who asked: a login on the host, or a committer's e-mail
+	// address ("" when unknown).
+	// +optional
+	By string `json:"by,omitempty"`
+	// Via is how: github-label, github-comment, github-review,
+	// git-trailer, ... (as AppliedApproval's).
+	// +optional
+	Via string `json:"via,omitempty"`
+	// At is when they asked.
+	// +optional
+	At *metav1.Time `json:"at,omitempty"`
+	// Commit is the Git commit the intent came from, when it did.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// PullRequest is the pull request the intent is on, when it is.
+	// +optional
+	PullRequest int `json:"pullRequest,omitempty"`
+}
+
+// QuorumStatus is where the approval of one step stands.
+type QuorumStatus struct {
+	// Step is the step (from 1) the approvals are for.
+	Step int32 `json:"step"`
+	// Needed is how many different people must approve it.
+	Needed int32 `json:"needed"`
+	// Approvals are the approvals that count so far, one per person,
+	// oldest first.
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Approvals []GivenApproval `json:"approvals,omitempty"`
+	// Waiting says what is still missing, one entry per requirement: "1
+	// more", "an approval by security (alice, acme/sre)".
+	// +kubebuilder:validation:MaxItems=11
+	// +optional
+	Waiting []string `json:"waiting,omitempty"`
+}
+
+// GivenApproval is one person's approval toward a quorum.
+type GivenApproval struct {
+	// Action is Approve (the step) or PromoteFull (every remaining step,
+	// which also approves the step).
+	Action string `json:"action"`
+	// By is who approved: a login on the host, or a committer's e-mail
+	// address.
+	By string `json:"by"`
+	// Via is how: github-label, github-comment, github-review,
+	// github-check-run, git-trailer, git (and gitea-..., gitlab-...).
+	Via string `json:"via"`
+	// At is when they approved (the label added, the comment written or
+	// last edited, the review submitted).
+	At metav1.Time `json:"at"`
+	// Commit is the Git commit the approval came from, when it did.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// PullRequest is the pull request the approval was given on, when it
+	// was.
+	// +optional
+	PullRequest int `json:"pullRequest,omitempty"`
+	// Required names the required approver sets (spec.approval
+	// .requiredApprovers) this approver counts for.
+	// +optional
+	Required []string `json:"required,omitempty"`
+	// Keys identify what gave it (a label and when it was added, a
+	// comment as last edited, a review, a commit), so that each counts
+	// once.
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Keys []string `json:"keys,omitempty"`
 }
 
 // AppliedApproval is an approval, full promotion or rollback the gate applied.
@@ -514,10 +684,13 @@ type AppliedApproval struct {
 	// Step is the last step approved (0 for a rollback).
 	// +optional
 	Step int32 `json:"step,omitempty"`
-	// By is who gave it: a GitHub login, a committer's e-mail address or a
-	// commit SHA.
+	// By is who gave it: a login on the host, a committer's e-mail address
+	// or a commit SHA; for a quorum, every approver, joined with ", ".
 	By string `json:"by"`
-	// Via is how: github-label, git-trailer or git-revert.
+	// Via is how: github-label, github-comment, github-review,
+	// github-check-run, git-trailer, git-revert, git, approval-timeout
+	// (and gitea-..., gitlab-... for the other hosts); for a quorum, every
+	// way its approvers used, joined with "+".
 	Via string `json:"via"`
 	// At is when it was given.
 	At metav1.Time `json:"at"`
@@ -526,9 +699,22 @@ type AppliedApproval struct {
 	// +optional
 	Key string `json:"key,omitempty"`
 	// Rejected marks a Rollback that rejected the commit (the reject
-	// label): its reason, events and commit status say "rejected".
+	// label or command): its reason, events and commit status say
+	// "rejected".
 	// +optional
 	Rejected bool `json:"rejected,omitempty"`
+	// Commit is the Git commit it came from (a revert, a trailer's commit),
+	// when it did.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// PullRequest is the pull request it was given on, when it was.
+	// +optional
+	PullRequest int `json:"pullRequest,omitempty"`
+	// Approvers are the individual approvals that made up the quorum of an
+	// Approve or PromoteFull, one per person, oldest first.
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Approvers []GivenApproval `json:"approvers,omitempty"`
 }
 
 // GetConditions returns the conditions.

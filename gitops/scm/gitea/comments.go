@@ -31,25 +31,10 @@ func (h commentHost) Self(ctx context.Context) (string, error) {
 	return u.UserName, nil
 }
 
-// Comments implements scm.CommentHost.
+// Comments implements scm.CommentHost with the Client's Comments (Gitea answers every comment
+// at once: the endpoint has no pages).
 func (h commentHost) Comments(ctx context.Context, number int) ([]scm.Comment, error) {
-	c := h.c
-	var out []scm.Comment
-	for page := 1; page <= maxPages; page++ {
-		list, resp, err := c.api(ctx).ListIssueComments(c.owner, c.repo, int64(number), sdk.ListIssueCommentOptions{
-			ListOptions: sdk.ListOptions{Page: page, PageSize: pageSize},
-		})
-		if err != nil {
-			return nil, c.mapError(err, resp, fmt.Sprintf("the comments of pull request #%d", number))
-		}
-		for _, cm := range list {
-			out = append(out, commentOf(cm))
-		}
-		if len(list) < pageSize {
-			break
-		}
-	}
-	return out, nil
+	return h.c.Comments(ctx, number)
 }
 
 // CreateComment implements scm.CommentHost.
@@ -73,7 +58,7 @@ func (h commentHost) EditComment(ctx context.Context, number int, id int64, body
 }
 
 func commentOf(cm *sdk.Comment) scm.Comment {
-	out := scm.Comment{ID: cm.ID, Body: cm.Body}
+	out := scm.Comment{ID: cm.ID, Body: cm.Body, CreatedAt: cm.Created, UpdatedAt: cm.Updated}
 	if cm.Poster != nil {
 		out.Author = cm.Poster.UserName
 	}

@@ -90,5 +90,5 @@ func (h commentHost) EditComment(ctx context.Context, number int, id int64, body
 }
 
 func commentOf(ic *gh.IssueComment) scm.Comment {
-	return scm.Comment{ID: ic.GetID(), Author: ic.GetUser().GetLogin(), Body: ic.GetBody()}
+	return scm.Comment{ID: ic.GetID(), Author: ic.GetUser().GetLogin(), Body: ic.GetBody(), CreatedAt: ic.GetCreatedAt().Time, UpdatedAt: ic.GetUpdatedAt().Time}
 }

@@ -101,7 +101,8 @@ type Client struct {
 	info   *gl.Project
 
 	usersMu sync.Mutex
-	userIDs map[string]int64 // lower-case username -> id
+	userIDs map[string]int64  // lower-case username -> id
+	emails  map[string]string // lower-case e-mail -> username ("" for none), see userOfEmail
 
 	// comments keeps sluice's notes on merge requests.
 	comments *scm.StickyComments

@@ -78,5 +78,12 @@ func (h commentHost) EditComment(ctx context.Context, number int, id int64, body
 }
 
 func commentOf(n *gl.Note) scm.Comment {
-	return scm.Comment{ID: n.ID, Author: n.Author.Username, Body: n.Body}
+	out := scm.Comment{ID: n.ID, Author: n.Author.Username, Body: n.Body}
+	if n.CreatedAt != nil {
+		out.CreatedAt, out.UpdatedAt = *n.CreatedAt, *n.CreatedAt
+	}
+	if n.UpdatedAt != nil && n.UpdatedAt.After(out.CreatedAt) {
+		out.UpdatedAt = *n.UpdatedAt
+	}
+	return out
 }

@@ -34,8 +34,9 @@
 //     oldrev (new commits) as ActionSynchronize; update whose changes.labels differ between
 //     previous and current as ActionLabeled or ActionUnlabeled with the label, when exactly one
 //     was added or removed, else ActionLabeled without one. Number is the merge request's iid,
-//     SHA its last commit, Ref its target branch. Other updates and the approval actions are
-//     acknowledged and ignored.
+//     SHA its last commit, Ref its target branch. The approval actions (approval, approved,
+//     unapproval, unapproved) are receiver.KindPullRequestReview, submitted or dismissed. Other
+//     updates are acknowledged and ignored.
 //   - Push Hook and Tag Push Hook: Ref and the new head commit (after; all zeros for a deleted
 //     ref), the pusher as Sender.
 //   - Note Hook on a merge request (KindIssueComment, actions created and edited): Number is the

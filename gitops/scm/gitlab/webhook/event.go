@@ -141,8 +141,13 @@ func decodeMergeRequest(e receiver.Event, p *payload) (receiver.Event, bool, err
 		return receiver.Event{}, false, &receiver.FieldError{Field: "object_attributes.action", Problem: "is missing"}
 	}
 	action, label, ok := mergeRequestAction(&mr, p.Changes)
+	if review, ok := approvalAction(mr.Action); ok {
+		// An approval given or taken back is a review of the merge request: the gate reads
+		// the approvals back from the API.
+		e.Kind, action, label = receiver.KindPullRequestReview, review, ""
+	}
 	e.Action = action
-	if !ok {
+	if !ok && e.Kind != receiver.KindPullRequestReview {
 		return e, false, nil
 	}
 	if e.Sender == "" {
@@ -170,8 +175,8 @@ func decodeMergeRequest(e receiver.Event, p *payload) (receiver.Event, bool, err
 // mergeRequestAction maps a Merge Request Hook's action onto the receiver's: open, reopen and
 // close are the same; merge is closed (merged); an update with oldrev (new commits) is
 // synchronize, and one that changed the labels is labeled or unlabeled (with the label, when
-// exactly one was added or removed; otherwise labeled without one). Other updates and the
-// approval actions are not used.
+// exactly one was added or removed; otherwise labeled without one). Other updates are not
+// used; the approval actions are reviews (approvalAction).
 func mergeRequestAction(mr *payloadMergeRequest, changes *payloadChanges) (action, label string, ok bool) {
 	switch mr.Action {
 	case "open":
@@ -199,6 +204,18 @@ func mergeRequestAction(mr *payloadMergeRequest, changes *payloadChanges) (actio
 		return receiver.ActionLabeled, "", true
 	}
 	return mr.Action, "", false
+}
+
+// approvalAction maps the Merge Request Hook's approval actions (one person's approval or its
+// withdrawal, and the merge request becoming approved or unapproved) onto a review's.
+func approvalAction(action string) (string, bool) {
+	switch action {
+	case "approval", "approved":
+		return receiver.ActionSubmitted, true
+	case "unapproval", "unapproved":
+		return receiver.ActionDismissed, true
+	}
+	return "", false
 }
 
 // labelDiff lists the labels in current but not previous, and in previous but not current.

@@ -35,6 +35,8 @@ func TestHandler_turnsTheFakesDeliveriesIntoHints(t *testing.T) {
 	fake.RemoveLabels("acme/app", iid, "alice", "sluice/approve")
 	head2 := fake.Push("acme/app", "feature", "bob", map[string]string{"app.yaml": "v3\n"}, nil, "Bump again")
 	fake.CommentOnMergeRequest("acme/app", iid, "alice", "/sluice approve")
+	fake.ApproveMergeRequest("acme/app", iid, "alice")
+	fake.UnapproveMergeRequest("acme/app", iid, "alice")
 	merge := fake.MergeMergeRequest("acme/app", iid, "alice", gitlabfake.MergeCommit)
 
 	pr := func(action, sender, sha, label string) receiver.Event {
@@ -50,6 +52,8 @@ func TestHandler_turnsTheFakesDeliveriesIntoHints(t *testing.T) {
 		{Kind: receiver.KindPush, Repository: "acme/app", Sender: "bob", SHA: head2, Ref: "refs/heads/feature"},
 		pr(receiver.ActionSynchronize, "bob", head2, ""),
 		{Kind: KindIssueComment, Action: "created", Repository: "acme/app", Sender: "alice", Number: int(iid)},
+		{Kind: receiver.KindPullRequestReview, Action: receiver.ActionSubmitted, Repository: "acme/app", Sender: "alice", Number: int(iid), SHA: head2, Ref: "main"},
+		{Kind: receiver.KindPullRequestReview, Action: receiver.ActionDismissed, Repository: "acme/app", Sender: "alice", Number: int(iid), SHA: head2, Ref: "main"},
 		{Kind: receiver.KindPush, Repository: "acme/app", Sender: "alice", SHA: merge, Ref: "refs/heads/main"},
 		merged,
 	}

@@ -143,6 +143,11 @@ func TestHandler_decodesGitLabEventsIntoHints(t *testing.T) {
 	pr := func(action, label string) receiver.Event {
 		return receiver.Event{Kind: receiver.KindPullRequest, Action: action, Repository: testProject, Sender: "alice", Number: 7, SHA: headSHA, Ref: "main", Label: label}
 	}
+	review := func(action string) receiver.Event {
+		e := pr(action, "")
+		e.Kind = receiver.KindPullRequestReview
+		return e
+	}
 	merged := pr(receiver.ActionClosed, "")
 	merged.Merged, merged.MergeCommitSHA = true, mergeSHA
 	ffMerged := pr(receiver.ActionClosed, "")
@@ -163,6 +168,8 @@ func TestHandler_decodesGitLabEventsIntoHints(t *testing.T) {
 		{"a push", "Push Hook", pushPayload, receiver.Event{Kind: receiver.KindPush, Repository: testProject, Sender: "bob", SHA: mergeSHA, Ref: "refs/heads/main"}},
 		{"a tag push", "Tag Push Hook", strings.Replace(pushPayload, "refs/heads/main", "refs/tags/v1", 1), receiver.Event{Kind: receiver.KindPush, Repository: testProject, Sender: "bob", SHA: mergeSHA, Ref: "refs/tags/v1"}},
 		{"a comment on a merge request", "Note Hook", notePayload, receiver.Event{Kind: KindIssueComment, Action: "created", Repository: testProject, Sender: "alice", Number: 7}},
+		{"an approval", "Merge Request Hook", approvedPayload, review(receiver.ActionSubmitted)},
+		{"an approval taken back", "Merge Request Hook", mrPayload("unapproval", "", ""), review(receiver.ActionDismissed)},
 		{"an edited comment", "Note Hook", strings.Replace(notePayload, `"create"`, `"update"`, 1), receiver.Event{Kind: KindIssueComment, Action: "edited", Repository: testProject, Sender: "alice", Number: 7}},
 	}
 	for _, tt := range tests {
@@ -202,7 +209,6 @@ func TestHandler_refusesWhatIsNotAuthenticOrNotUsed(t *testing.T) {
 		{"no event header", "", pushPayload, map[string]string{"X-Gitlab-Event": ""}, http.StatusBadRequest, receiver.ReasonMissingHeader},
 		{"no delivery id", "Push Hook", pushPayload, map[string]string{"X-Gitlab-Event-UUID": ""}, http.StatusBadRequest, receiver.ReasonMissingHeader},
 		{"an event sluice does not use", "Pipeline Hook", pushPayload, nil, http.StatusAccepted, receiver.ReasonUnknownEvent},
-		{"an approval", "Merge Request Hook", approvedPayload, nil, http.StatusAccepted, receiver.ReasonIgnoredAction},
 		{"a title change", "Merge Request Hook", mrPayload("update", "", `{"title":{"previous":"a","current":"b"}}`), nil, http.StatusAccepted, receiver.ReasonIgnoredAction},
 		{"labels unchanged", "Merge Request Hook", mrPayload("update", "", labelChange(labels("a"), labels("a"))), nil, http.StatusAccepted, receiver.ReasonIgnoredAction},
 		{"a comment on an issue", "Note Hook", issueNote, nil, http.StatusAccepted, receiver.ReasonIgnoredAction},
