@@ -63,11 +63,41 @@ func Parse(value string) (Request, error) {
 		if err := json.Unmarshal([]byte(value), &r); err != nil {
 			return Request{}, fmt.Errorf("value is not valid JSON: %w", err)
 		}
+		// What sluice writes back (the context, the record) must fit too:
+		// invalid UTF-8 and characters JSON escapes grow when encoded.
+		if n := len(Encode(r)); n > maxLen {
+			return Request{}, fmt.Errorf("value encodes to %d bytes, more than %d", n, maxLen)
+		}
 		return r, nil
-	case strings.ContainsAny(value, " \t\n,={}\"'"):
+	case !revisionLike(value):
 		return Request{}, fmt.Errorf("value %q is neither true, a revision nor the JSON form", value)
 	}
 	return Request{Revision: value}, nil
+}
+
+// maxRevisionLen bounds a revision written as the bare value: a
+// pod-template hash, a controller revision's name or a commit SHA.
+const maxRevisionLen = 253
+
+// revisionLike tells whether v can be a revision written as the bare
+// value: a name of letters, digits and . _ - : @ / (a pod-template hash,
+// a controller revision's name, a commit SHA, "main@sha1:<sha>"). Anything
+// else (spaces, quotes, bytes that are not printable ASCII) is refused,
+// so that every value accepted encodes back within maxLen.
+func revisionLike(v string) bool {
+	if len(v) > maxRevisionLen {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '.' || c == '_' || c == '-' || c == ':' || c == '@' || c == '/':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Encode writes r as the JSON annotation value.
