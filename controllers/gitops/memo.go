@@ -6,6 +6,8 @@ import (
 
 	"github.com/sluice-dev/sluice/gitops/git"
 	"github.com/sluice-dev/sluice/gitops/scm"
+
+	"github.com/sluice-dev/sluice/internal/bounded"
 )
 
 // forOneReconcile returns c with its Git reader and SCM client wrapped so
@@ -23,7 +25,7 @@ import (
 // lock.
 func forOneReconcile(c *clients) *clients {
 	if c.merged == nil {
-		c.merged = &mergedPRs{}
+		c.merged = &mergedPRs{m: bounded.New[string, []scm.PullRequest](maxMergedPRs)}
 	}
 	out := *c
 	out.git = &memoGit{Reader: c.git, since: map[string]*memoized[[]git.Arrival]{}, reverts: map[[2]string]*memoized[git.RevertMatch]{},
@@ -45,41 +47,21 @@ const maxMergedPRs = 1024
 // mergedPRs remembers, by commit, the pull requests of commits that one of
 // them created by merging; the oldest are forgotten first.
 type mergedPRs struct {
-	mu    sync.Mutex
-	bySHA map[string][]scm.PullRequest
-	order []string
+	m *bounded.Map[string, []scm.PullRequest]
 }
 
 func (m *mergedPRs) get(sha string) ([]scm.PullRequest, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	prs, ok := m.bySHA[sha]
-	return prs, ok
+	return m.m.Get(sha)
 }
 
 // put remembers prs for sha when one of them merged into sha.
 func (m *mergedPRs) put(sha string, prs []scm.PullRequest) {
-	merged := false
 	for _, pr := range prs {
-		merged = merged || (pr.Merged && pr.MergeCommitSHA == sha)
+		if pr.Merged && pr.MergeCommitSHA == sha {
+			m.m.PutIfAbsent(sha, prs)
+			return
+		}
 	}
-	if !merged {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.bySHA == nil {
-		m.bySHA = map[string][]scm.PullRequest{}
-	}
-	if _, ok := m.bySHA[sha]; ok {
-		return
-	}
-	if len(m.order) >= maxMergedPRs {
-		delete(m.bySHA, m.order[0])
-		m.order = m.order[1:]
-	}
-	m.bySHA[sha] = prs
-	m.order = append(m.order, sha)
 }
 
 // memoized is one remembered answer; done is closed once it is known.

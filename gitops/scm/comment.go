@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice/internal/bounded"
 )
 
 // CommentWriter keeps sluice's own comment on a pull request, one per key, edited in place.
@@ -101,10 +103,8 @@ func sameComment(a, b string) bool { return normaliseComment(a) == normaliseComm
 // serialised, so two callers never create the same comment twice.
 type StickyComments struct {
 	mu    sync.Mutex
-	size  int
 	self  string
-	known map[stickyKey]Comment
-	order []stickyKey
+	known *bounded.Map[stickyKey, Comment]
 }
 
 type stickyKey struct {
@@ -114,7 +114,7 @@ type stickyKey struct {
 
 // NewStickyComments returns a StickyComments remembering at most size comments (at least one).
 func NewStickyComments(size int) *StickyComments {
-	return &StickyComments{size: max(size, 1), known: map[stickyKey]Comment{}}
+	return &StickyComments{known: bounded.New[stickyKey, Comment](size)}
 }
 
 // Upsert implements CommentWriter.UpsertComment against host.
@@ -129,20 +129,20 @@ func (s *StickyComments) Upsert(ctx context.Context, host CommentHost, number in
 	k := stickyKey{number: number, key: key}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.known[k]; ok {
+	if c, ok := s.known.Get(k); ok {
 		if sameComment(c.Body, text) {
 			return false, nil
 		}
 		_, err := host.EditComment(ctx, number, c.ID, text)
 		switch {
 		case err == nil:
-			s.put(k, Comment{ID: c.ID, Author: c.Author, Body: text})
+			s.known.Put(k, Comment{ID: c.ID, Author: c.Author, Body: text})
 			return true, nil
 		case IsNotFound(err):
 			// Deleted by someone: find it again, or write it anew.
-			s.forget(k)
+			s.known.Forget(k)
 		default:
-			s.forget(k)
+			s.known.Forget(k)
 			return false, err
 		}
 	}
@@ -151,14 +151,14 @@ func (s *StickyComments) Upsert(ctx context.Context, host CommentHost, number in
 		return false, err
 	}
 	if found && sameComment(c.Body, text) {
-		s.put(k, c)
+		s.known.Put(k, c)
 		return false, nil
 	}
 	if found {
 		if _, err := host.EditComment(ctx, number, c.ID, text); err != nil {
 			return false, err
 		}
-		s.put(k, Comment{ID: c.ID, Author: c.Author, Body: text})
+		s.known.Put(k, Comment{ID: c.ID, Author: c.Author, Body: text})
 		return true, nil
 	}
 	created, err := host.CreateComment(ctx, number, text)
@@ -168,7 +168,7 @@ func (s *StickyComments) Upsert(ctx context.Context, host CommentHost, number in
 	if created.ID == 0 {
 		return true, errors.New("the host answered the new comment without its id")
 	}
-	s.put(k, Comment{ID: created.ID, Author: created.Author, Body: text})
+	s.known.Put(k, Comment{ID: created.ID, Author: created.Author, Body: text})
 	return true, nil
 }
 
@@ -196,28 +196,4 @@ func (s *StickyComments) find(ctx context.Context, host CommentHost, number int,
 		}
 	}
 	return Comment{}, false, nil
-}
-
-func (s *StickyComments) put(k stickyKey, c Comment) {
-	if _, ok := s.known[k]; !ok {
-		s.order = append(s.order, k)
-	}
-	s.known[k] = c
-	for len(s.order) > s.size {
-		delete(s.known, s.order[0])
-		s.order = s.order[1:]
-	}
-}
-
-func (s *StickyComments) forget(k stickyKey) {
-	if _, ok := s.known[k]; !ok {
-		return
-	}
-	delete(s.known, k)
-	for i, o := range s.order {
-		if o == k {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
-	}
 }

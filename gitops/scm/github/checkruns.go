@@ -11,6 +11,7 @@ import (
 	gh "github.com/google/go-github/v56/github"
 
 	"github.com/sluice-dev/sluice/gitops/scm"
+	"github.com/sluice-dev/sluice/internal/bounded"
 )
 
 // AppClient is a Client that authenticates as a GitHub App installation. Besides what every
@@ -72,13 +73,13 @@ func (a *AppClient) SetCheckRun(ctx context.Context, sha string, run scm.CheckRu
 	key := sha + "\x00" + strings.ToLower(run.Name)
 	a.runsMu.Lock()
 	defer a.runsMu.Unlock()
-	last, known := a.runs.get(key)
+	last, known := a.runs.Get(key)
 	if !known {
 		if last, known, err = a.latestRun(ctx, sha, run.Name); err != nil {
 			return false, err
 		}
 		if known {
-			a.runs.put(key, last)
+			a.runs.Put(key, last)
 		}
 	}
 	if known && last.run.Same(run) {
@@ -107,14 +108,14 @@ func (a *AppClient) SetCheckRun(ctx context.Context, sha string, run scm.CheckRu
 	out := &gh.CheckRun{}
 	resp, err := a.gh.Do(ctx, req, out)
 	if err != nil {
-		a.runs.forget(key)
+		a.runs.Forget(key)
 		return false, mapError(err, resp, "writing check run "+run.Name+" of commit "+sha, a.now())
 	}
 	if out.GetID() == 0 {
-		a.runs.forget(key)
+		a.runs.Forget(key)
 		return true, errors.New("github answered the check run without its id")
 	}
-	a.runs.put(key, postedRun{id: out.GetID(), run: run})
+	a.runs.Put(key, postedRun{id: out.GetID(), run: run})
 	return true, nil
 }
 
@@ -152,41 +153,6 @@ type postedRun struct {
 
 // runMemory remembers the check run of each (sha, name), at most size of them; the oldest is
 // forgotten first.
-type runMemory struct {
-	size  int
-	byKey map[string]postedRun
-	order []string
-}
+type runMemory = bounded.Map[string, postedRun]
 
-func newRunMemory(size int) *runMemory {
-	return &runMemory{size: max(size, 1), byKey: map[string]postedRun{}}
-}
-
-func (m *runMemory) get(key string) (postedRun, bool) {
-	r, ok := m.byKey[key]
-	return r, ok
-}
-
-func (m *runMemory) put(key string, r postedRun) {
-	if _, ok := m.byKey[key]; !ok {
-		m.order = append(m.order, key)
-	}
-	m.byKey[key] = r
-	for len(m.order) > m.size {
-		delete(m.byKey, m.order[0])
-		m.order = m.order[1:]
-	}
-}
-
-func (m *runMemory) forget(key string) {
-	if _, ok := m.byKey[key]; !ok {
-		return
-	}
-	delete(m.byKey, key)
-	for i, k := range m.order {
-		if k == key {
-			m.order = append(m.order[:i], m.order[i+1:]...)
-			break
-		}
-	}
-}
+func newRunMemory(size int) *runMemory { return bounded.New[string, postedRun](size) }

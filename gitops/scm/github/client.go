@@ -86,7 +86,7 @@ type Client struct {
 	now   func() time.Time
 
 	statusMu sync.Mutex
-	statuses *statusMemory
+	statuses *scm.StatusMemory
 
 	// comments keeps sluice's comments on pull requests.
 	comments *scm.StickyComments
@@ -160,7 +160,7 @@ func New(opts Options) (*Client, error) {
 		owner:    opts.Owner,
 		repo:     opts.Repo,
 		now:      opts.Now,
-		statuses: newStatusMemory(opts.StatusCacheSize),
+		statuses: scm.NewStatusMemory(opts.StatusCacheSize),
 		comments: scm.NewStickyComments(opts.CommentCacheSize),
 		appAPI:   appAPI,
 	}, nil

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/sluice-dev/sluice/internal/bounded"
 )
 
 // maxCachedBody caps the size of a response kept for conditional requests.
@@ -26,9 +28,8 @@ type etagTransport struct {
 	next http.RoundTripper
 	size int
 
-	mu    sync.Mutex
-	byKey map[string]*cachedResponse
-	order []string
+	once sync.Once
+	kept *bounded.Map[string, *cachedResponse]
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -84,25 +85,14 @@ func fromCache(req *http.Request, notModified *http.Response, cached *cachedResp
 		Request:       req,
 	}
 }
+func (t *etagTransport) responses() *bounded.Map[string, *cachedResponse] {
+	t.once.Do(func() { t.kept = bounded.New[string, *cachedResponse](t.size) })
+	return t.kept
+}
 
 func (t *etagTransport) get(key string) *cachedResponse {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.byKey[key]
+	c, _ := t.responses().Get(key)
+	return c
 }
 
-func (t *etagTransport) put(key string, c *cachedResponse) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.byKey == nil {
-		t.byKey = map[string]*cachedResponse{}
-	}
-	if _, ok := t.byKey[key]; !ok {
-		t.order = append(t.order, key)
-	}
-	t.byKey[key] = c
-	for len(t.order) > t.size {
-		delete(t.byKey, t.order[0])
-		t.order = t.order[1:]
-	}
-}
+func (t *etagTransport) put(key string, c *cachedResponse) { t.responses().Put(key, c) }

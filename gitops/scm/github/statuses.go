@@ -21,16 +21,15 @@ func (c *Client) SetStatus(ctx context.Context, sha string, status scm.CommitSta
 	if err != nil {
 		return false, err
 	}
-	key := sha + "\x00" + strings.ToLower(status.Context)
 	c.statusMu.Lock()
 	defer c.statusMu.Unlock()
-	last, known := c.statuses.get(key)
+	last, known := c.statuses.Get(sha, status.Context)
 	if !known {
 		if last, known, err = c.latestStatus(ctx, sha, status.Context); err != nil {
 			return false, err
 		}
 		if known {
-			c.statuses.put(key, last)
+			c.statuses.Put(sha, last)
 		}
 	}
 	if known && last.Same(status) {
@@ -43,10 +42,10 @@ func (c *Client) SetStatus(ctx context.Context, sha string, status scm.CommitSta
 		Context:     gh.String(status.Context),
 	})
 	if err != nil {
-		c.statuses.forget(key)
+		c.statuses.Forget(sha, status.Context)
 		return false, mapError(err, resp, "creating the status of commit "+sha, c.now())
 	}
-	c.statuses.put(key, status)
+	c.statuses.Put(sha, status)
 	return true, nil
 }
 
@@ -81,45 +80,4 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-// statusMemory remembers the last status posted or seen per (sha, context), at most size of
-// them; the oldest is forgotten first.
-type statusMemory struct {
-	size  int
-	byKey map[string]scm.CommitStatus
-	order []string
-}
-
-func newStatusMemory(size int) *statusMemory {
-	return &statusMemory{size: size, byKey: map[string]scm.CommitStatus{}}
-}
-
-func (m *statusMemory) get(key string) (scm.CommitStatus, bool) {
-	s, ok := m.byKey[key]
-	return s, ok
-}
-
-func (m *statusMemory) put(key string, s scm.CommitStatus) {
-	if _, ok := m.byKey[key]; !ok {
-		m.order = append(m.order, key)
-	}
-	m.byKey[key] = s
-	for len(m.order) > m.size {
-		delete(m.byKey, m.order[0])
-		m.order = m.order[1:]
-	}
-}
-
-func (m *statusMemory) forget(key string) {
-	if _, ok := m.byKey[key]; !ok {
-		return
-	}
-	delete(m.byKey, key)
-	for i, k := range m.order {
-		if k == key {
-			m.order = append(m.order[:i], m.order[i+1:]...)
-			break
-		}
-	}
 }

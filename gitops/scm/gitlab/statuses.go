@@ -3,11 +3,11 @@ package gitlab
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	gl "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/sluice-dev/sluice/gitops/scm"
+	"github.com/sluice-dev/sluice/internal/bounded"
 )
 
 // maxStatusPages bounds the listing of a commit's statuses of one name.
@@ -157,51 +157,17 @@ func shownOf(s *gl.CommitStatus) shown {
 // statusBook remembers what GitLab shows per (commit, name), at most size of them, forgetting
 // the oldest first. Names compare exactly, as GitLab compares them.
 type statusBook struct {
-	mu    sync.Mutex
-	size  int
-	byKey map[string]shown
-	order []string
+	m *bounded.Map[string, shown]
 }
 
 func newStatusBook(size int) *statusBook {
-	return &statusBook{size: max(size, 1), byKey: map[string]shown{}}
+	return &statusBook{m: bounded.New[string, shown](size)}
 }
 
 func bookKey(sha, name string) string { return sha + "\x00" + name }
 
-func (b *statusBook) get(sha, name string) (shown, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, ok := b.byKey[bookKey(sha, name)]
-	return s, ok
-}
+func (b *statusBook) get(sha, name string) (shown, bool) { return b.m.Get(bookKey(sha, name)) }
 
-func (b *statusBook) put(sha, name string, s shown) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	key := bookKey(sha, name)
-	if _, ok := b.byKey[key]; !ok {
-		b.order = append(b.order, key)
-	}
-	b.byKey[key] = s
-	for len(b.order) > b.size {
-		delete(b.byKey, b.order[0])
-		b.order = b.order[1:]
-	}
-}
+func (b *statusBook) put(sha, name string, s shown) { b.m.Put(bookKey(sha, name), s) }
 
-func (b *statusBook) forget(sha, name string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	key := bookKey(sha, name)
-	if _, ok := b.byKey[key]; !ok {
-		return
-	}
-	delete(b.byKey, key)
-	for i, k := range b.order {
-		if k == key {
-			b.order = append(b.order[:i], b.order[i+1:]...)
-			break
-		}
-	}
-}
+func (b *statusBook) forget(sha, name string) { b.m.Forget(bookKey(sha, name)) }
