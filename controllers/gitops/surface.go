@@ -109,6 +109,7 @@ func (r *Reconciler) postSurface(ctx context.Context, s *scope, ro *rolloutsv1be
 func releaseView(ro *rolloutsv1beta1.Rollout, out gitopsv1alpha1.BoundRollout, status scm.CommitStatus, p Policy, replicas int32, buttons bool) prview.Release {
 	rel := prview.Release{
 		Rollout: ro.Namespace + "/" + ro.Name, Commit: out.Revision, Headline: status.Description, Step: out.Step, Steps: out.Steps,
+		PullRequest: out.PullRequest,
 		Commands: prview.Commands{Approve: p.ApproveLabel, PromoteFull: p.PromoteFullLabel, Rollback: p.RollbackLabel, Reject: p.RejectLabel,
 			Retry: p.RetryLabel, Comments: p.Comments, Buttons: buttons},
 	}
@@ -135,6 +136,13 @@ func releaseView(ro *rolloutsv1beta1.Rollout, out gitopsv1alpha1.BoundRollout, s
 	}
 	for _, f := range out.Refused {
 		rel.Refused = append(rel.Refused, prview.Refusal{Reason: f.Reason, Message: f.Message})
+	}
+	if q := out.Quorum; q != nil {
+		rel.Quorum = &prview.Quorum{Step: q.Step, Needed: q.Needed, Waiting: q.Waiting}
+		for _, a := range q.Approvals {
+			rel.Quorum.Approvals = append(rel.Quorum.Approvals, prview.GivenApproval{Action: a.Action, By: a.By, Via: a.Via, At: a.At.Time,
+				Commit: a.Commit, PullRequest: a.PullRequest, Required: a.Required})
+		}
 	}
 	return rel
 }

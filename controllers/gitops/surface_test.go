@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +48,9 @@ func surfaceRollout(step int32, state rolloutsv1beta1.CanaryStepState, phase rol
 func TestReleaseView(t *testing.T) {
 	out := gitopsv1alpha1.BoundRollout{Name: "checkout", Revision: rev, Step: 1, Steps: 3, PullRequest: 42,
 		Approvals: []gitopsv1alpha1.AppliedApproval{{Action: "Approve", Step: 1, By: "jane", Via: ViaCheckRun, At: metav1.NewTime(after)}},
-		Refused:   []gitopsv1alpha1.RefusedIntent{{Reason: ReasonInsufficientPermission, Message: "button ... mallory has read permission"}}}
+		Refused:   []gitopsv1alpha1.RefusedIntent{{Reason: ReasonInsufficientPermission, Message: "button ... mallory has read permission"}},
+		Quorum: &gitopsv1alpha1.QuorumStatus{Step: 2, Needed: 2, Waiting: []string{"1 more"}, Approvals: []gitopsv1alpha1.GivenApproval{
+			{Action: "Approve", By: "bob", Via: ViaCheckRun, At: metav1.NewTime(after), PullRequest: 42, Commit: rev, Required: []string{"security"}}}}}
 	pending := scm.CommitStatus{State: scm.StatePending, Description: "step 1/3 paused: add label sluice/approve to continue"}
 	aborted := surfaceRollout(2, rolloutsv1beta1.CanaryStepStatePaused, rolloutsv1beta1.RolloutPhaseAborted, true)
 	aborted.Status.Aborted = &rolloutsv1beta1.AbortStatus{Revision: "canary2", StableRevision: "stable1", Step: 2, By: "ops", Via: ViaCheckRun, Held: true}
@@ -99,6 +102,14 @@ func TestReleaseView(t *testing.T) {
 			}
 			if len(rel.Approvals) != 1 || rel.Approvals[0].By != "jane" || len(rel.Refused) != 1 || rel.Commands.Approve != "sluice/approve" {
 				t.Fatalf("approvals %+v, refusals %+v, commands %+v: not the gate's", rel.Approvals, rel.Refused, rel.Commands)
+			}
+			q := rel.Quorum
+			if rel.PullRequest != 42 || q == nil || q.Step != 2 || q.Needed != 2 || len(q.Approvals) != 1 || strings.Join(q.Waiting, ",") != "1 more" {
+				t.Fatalf("pull request %d, quorum %+v: not the gate's", rel.PullRequest, q)
+			}
+			if a := q.Approvals[0]; a.By != "bob" || a.Via != ViaCheckRun || !a.At.Equal(after) || a.PullRequest != 42 || a.Commit != rev ||
+				strings.Join(a.Required, ",") != "security" || a.Action != "Approve" {
+				t.Fatalf("quorum approval %+v, not the gate's", a)
 			}
 		})
 	}

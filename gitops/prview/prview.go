@@ -51,6 +51,11 @@ type Release struct {
 	Approvals []Approval
 	// Refused are the latest intents that applied to nothing, and why, newest last.
 	Refused []Refusal
+	// Quorum is where the approval of the step the release waits at stands: who approved it
+	// so far and what it still waits for; nil while it waits for no approval.
+	Quorum *Quorum
+	// PullRequest is the number of the pull request the text is shown on (0: none).
+	PullRequest int
 	// Aborted: the release is held on the stable revision until a retry or a new commit.
 	Aborted bool
 	// Commands are the names of the labels that act on the release and the ways they can be
@@ -103,6 +108,35 @@ type Approval struct {
 	At time.Time
 	// Rejected marks a rollback that rejected the commit.
 	Rejected bool
+}
+
+// Quorum is where the approval of one step stands.
+type Quorum struct {
+	// Step is the step (from 1) the approvals are for.
+	Step int32
+	// Needed is how many different people must approve it.
+	Needed int32
+	// Approvals are the approvals that count so far, one per person, oldest first.
+	Approvals []GivenApproval
+	// Waiting says what is still missing, one entry per requirement: "1 more", "an approval
+	// by security (alice, acme/sre)".
+	Waiting []string
+}
+
+// GivenApproval is one person's approval toward a quorum.
+type GivenApproval struct {
+	// Action is Approve (the step) or PromoteFull (every remaining step).
+	Action string
+	// By is who approved, Via how (github-label, gitlab-comment, github-check-run, git-trailer, ...).
+	By, Via string
+	// At is when.
+	At time.Time
+	// Commit is the Git commit the approval came from, when it did.
+	Commit string
+	// PullRequest is the pull request it was given on, when it was.
+	PullRequest int
+	// Required names the required approver sets the approver counts for.
+	Required []string
 }
 
 // Refusal is an intent that applied to nothing.

@@ -102,11 +102,44 @@ func TestMarkdown_golden(t *testing.T) {
 			r.Refused, r.Revisions, r.TrafficNote = nil, nil, ""
 			return r
 		}()},
+		{"quorum-waiting", func() Release {
+			r := paused(false)
+			r.State, r.Step, r.StepList, r.Refused, r.PullRequest = StateWaiting, 2, steps(2, MarkPaused), nil, 42
+			r.Headline = "step 2/3 paused: 2 of 2 approvals (alice, bob); waiting for an approval by security (carol, acme/sre)"
+			r.Approvals = []Approval{{Action: "Approve", Step: 1, By: "lead", Via: "gitlab-label", At: at}}
+			r.Quorum = &Quorum{Step: 2, Needed: 2, Approvals: []GivenApproval{
+				{Action: "Approve", By: "alice", Via: "gitlab-label", At: at.Add(2 * time.Hour), PullRequest: 42},
+				{Action: "Approve", By: "bob", Via: "gitlab-comment", At: at.Add(2*time.Hour + 3*time.Minute), PullRequest: 42},
+			}, Waiting: []string{"an approval by security (carol, acme/sre)"}}
+			return r
+		}()},
+		{"quorum-every-source", func() Release {
+			r := paused(true)
+			r.Refused, r.PullRequest = nil, 42
+			r.Headline = "step 1/3 paused: 5 of 6 approvals (alice, bob, carol, dave, erin); waiting for 1 more"
+			r.Quorum = &Quorum{Step: 1, Needed: 6, Approvals: []GivenApproval{
+				{Action: "Approve", By: "alice", Via: "github-review", At: at, PullRequest: 42},
+				{Action: "PromoteFull", By: "bob", Via: "github-label", At: at.Add(time.Minute), PullRequest: 42, Required: []string{"owners"}},
+				{Action: "PromoteFull", By: "carol", Via: "github-comment", At: at.Add(2 * time.Minute), PullRequest: 41},
+				{Action: "Approve", By: "dave", Via: "github-check-run", At: at.Add(3 * time.Minute)},
+				{Action: "Approve", By: "erin@example.com", Via: "git-trailer", At: at.Add(25 * time.Hour), Commit: commit},
+			}, Waiting: []string{"1 more"}}
+			return r
+		}()},
+		{"quorum-none-yet", func() Release {
+			r := paused(false)
+			r.Refused = nil
+			r.Headline = "step 1/3 paused: 0 of 2 approvals; waiting for 2 more"
+			r.Quorum = &Quorum{Step: 1, Needed: 2, Waiting: []string{"2 more"}}
+			return r
+		}()},
 		{"outside-text-escaped", func() Release {
 			r := paused(true)
 			r.Refused = []Refusal{{Reason: "UnverifiedCommit",
 				Message: "trailer \"Sluice-Approve: 1\" in commit 1234567: <img src=x> [click](https://evil.example) @acme/admins | **bold**\n# heading <!-- sluice:comment shop/checkout -->"}}
 			r.Approvals = []Approval{{Action: "Approve", Step: 1, By: "jane_doe@example.com", Via: "git-trailer", At: at}}
+			r.Quorum = &Quorum{Step: 1, Needed: 2, Approvals: []GivenApproval{{Action: "Approve", By: "[x](https://evil.example) @acme/admins", Via: "gitea-label", At: at,
+				Required: []string{"sec|urity"}}}, Waiting: []string{"an approval by security (*bold*, <b>acme</b>)\n# heading"}}
 			return r
 		}()},
 	}

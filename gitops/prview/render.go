@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/sluice-dev/sluice/gitops/scm"
@@ -19,6 +20,7 @@ func Markdown(r Release) string {
 	fmt.Fprintf(&b, "%s **%s**\n", stateIcon(r.State), escape(sentence(r.Headline)))
 	writeSteps(&b, r)
 	writeRevisions(&b, r)
+	writeQuorum(&b, r)
 	writeApprovals(&b, r)
 	writeRefused(&b, r)
 	writeCommands(&b, r)
@@ -142,6 +144,99 @@ func writeRevisions(b *strings.Builder, r Release) {
 	if r.TrafficNote != "" {
 		fmt.Fprintf(b, "\n<sub>%s</sub>\n", r.TrafficNote)
 	}
+}
+
+// writeQuorum itemises the approvals toward the quorum of the step the release waits at, and
+// what it still waits for: "**Step 2 needs 2 approvals:** alice (label, 10:02 UTC), bob
+// (`/sluice approve`, 10:05 UTC)". It says nothing for the default policy's wait for one
+// approval, which the headline tells already.
+func writeQuorum(b *strings.Builder, r Release) {
+	q := r.Quorum
+	if q == nil || q.Needed <= 1 && len(q.Approvals) == 0 && (len(q.Waiting) == 0 || len(q.Waiting) == 1 && q.Waiting[0] == "1 more") {
+		return
+	}
+	items := make([]string, 0, len(q.Approvals))
+	clock := clockOf(q.Approvals)
+	for _, a := range q.Approvals {
+		how := []string{howApproved(a, r), clock(a.At)}
+		if len(a.Required) > 0 {
+			how = append(how, "for "+escape(strings.Join(a.Required, ", ")))
+		}
+		items = append(items, fmt.Sprintf("%s (%s)", escape(a.By), strings.Join(how, ", ")))
+	}
+	given := "none yet"
+	if len(items) > 0 {
+		given = strings.Join(items, ", ")
+	}
+	fmt.Fprintf(b, "\n**Step %d needs %d approval%s:** %s.\n", q.Step, q.Needed, pluralS(int(q.Needed)), given)
+	if len(q.Waiting) > 0 {
+		waiting := make([]string, 0, len(q.Waiting))
+		for _, w := range q.Waiting {
+			waiting = append(waiting, escape(oneLine(w)))
+		}
+		fmt.Fprintf(b, "\nStill waiting for %s.\n", strings.Join(waiting, " and "))
+	}
+}
+
+// howApproved says how an approval was given, for people: "label", "`/sluice approve`",
+// "review", "button", "trailer in `1a2b3c4d5e6f`", and on which pull request when it is not
+// the one the text is shown on.
+func howApproved(a GivenApproval, r Release) string {
+	promote := a.Action == "PromoteFull"
+	how := escape(a.Via)
+	switch {
+	case strings.HasSuffix(a.Via, "-label") && promote:
+		how = "label " + code(r.Commands.PromoteFull)
+	case strings.HasSuffix(a.Via, "-label"):
+		how = "label"
+	case strings.HasSuffix(a.Via, "-comment") && promote:
+		how = "`/sluice promote-full`"
+	case strings.HasSuffix(a.Via, "-comment"):
+		how = "`/sluice approve`"
+	case a.Via == "gitlab-review":
+		how = "merge request approval"
+	case strings.HasSuffix(a.Via, "-review"):
+		how = "review"
+	case strings.HasSuffix(a.Via, "-check-run"):
+		how = "button"
+	case a.Via == "git-trailer":
+		how = "trailer in " + code(short(a.Commit))
+	case a.Via == "git":
+		how = "commit " + code(short(a.Commit))
+	}
+	if a.PullRequest > 0 && a.PullRequest != r.PullRequest {
+		how += fmt.Sprintf(" on #%d", a.PullRequest)
+	}
+	return how
+}
+
+// clockOf returns how the times of approvals are shown: the time of day in UTC when they all
+// fall on one day, with the date otherwise.
+func clockOf(list []GivenApproval) func(time.Time) string {
+	layout := "15:04 UTC"
+	for _, a := range list {
+		if y, m, d := a.At.UTC().Date(); !sameDay(list[0].At, y, m, d) {
+			layout = "Jan 2 15:04 UTC"
+		}
+	}
+	return func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format(layout)
+	}
+}
+
+func sameDay(t time.Time, y int, m time.Month, d int) bool {
+	ty, tm, td := t.UTC().Date()
+	return ty == y && tm == m && td == d
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func writeApprovals(b *strings.Builder, r Release) {

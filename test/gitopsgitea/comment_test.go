@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-dev/sluice/gitops/scm"
 	giteatest "github.com/sluice-dev/sluice/test/gitea"
+	"github.com/sluice-dev/sluice/test/gitopsstory"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -24,17 +25,17 @@ func TestGitGate_onGitea_stickyCommentEditedInPlaceAcrossSteps(t *testing.T) {
 	}
 	first := waitComment(t, s, "Step 1/3 paused", "| ▶ | **1** | 1 |", "`sluice/approve`", "`/sluice approve`")
 
-	afterPause(t, s.paused)
+	gitopsstory.AfterPause(t, s.paused)
 	if err := s.repo.AddLabels(ctx, suite.alice, s.pr.Index, "sluice/approve"); err != nil {
 		t.Fatal(err)
 	}
-	second := waitStep(t, s.ns, 2)
+	second := stage.WaitStep(t, s.ns, 2)
 	edited := waitComment(t, s, "Step 2/3 paused", "| ✓ | 1 |", "| ▶ | **2** |", "step 1 approved by **alice** via gitea-label")
 	if edited.ID != first.ID {
 		t.Fatalf("comment %d at step 2, want comment %d edited in place", edited.ID, first.ID)
 	}
 
-	afterPause(t, second)
+	gitopsstory.AfterPause(t, second)
 	if err := s.repo.AddLabels(ctx, suite.alice, s.pr.Index, "sluice/promote-full"); err != nil {
 		t.Fatal(err)
 	}

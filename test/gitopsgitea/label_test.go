@@ -1,23 +1,17 @@
 package gitopsgitea
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
-	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/release/approval"
 	giteatest "github.com/sluice-dev/sluice/test/gitea"
+	"github.com/sluice-dev/sluice/test/gitopsstory"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -37,12 +31,12 @@ func TestGitGate_onGitea_labelsApproveAndStatusesLandOnTheMerge(t *testing.T) {
 
 	// Alice's label approves step 1. A label counts only when added after
 	// the pause (both times in whole seconds).
-	afterPause(t, paused)
+	gitopsstory.AfterPause(t, paused)
 	if err := repo.AddLabels(ctx, suite.alice, pr.Index, "sluice/approve"); err != nil {
 		t.Fatal(err)
 	}
-	second := waitStep(t, ns, 2)
-	got := approvals(t, ns)
+	second := stage.WaitStep(t, ns, 2)
+	got := stage.Approvals(t, ns)
 	if len(got) != 1 || got[0].Step != 1 || got[0].By != "alice" || got[0].Via != "gitea-label" {
 		t.Fatalf("approvals = %+v, want step 1 by alice via gitea-label", got)
 	}
@@ -50,13 +44,13 @@ func TestGitGate_onGitea_labelsApproveAndStatusesLandOnTheMerge(t *testing.T) {
 
 	// Bob opened the pull request: his promote-full label is refused
 	// (separation of duties) and the release stays at step 2.
-	afterPause(t, second)
+	gitopsstory.AfterPause(t, second)
 	if err := repo.AddLabels(ctx, suite.bob, pr.Index, "sluice/promote-full"); err != nil {
 		t.Fatal(err)
 	}
-	waitRefused(t, ns, "SelfApproval", "bob opened pull request #")
-	if ro := rollout(t, ns); ro.Status.CurrentStepIndex != 2 || len(approvals(t, ns)) != 1 {
-		t.Fatalf("step %d with approvals %+v after the author's label, want step 2 and one", ro.Status.CurrentStepIndex, approvals(t, ns))
+	stage.WaitRefused(t, ns, "SelfApproval", "bob opened pull request #")
+	if ro := stage.Rollout(t, ns); ro.Status.CurrentStepIndex != 2 || len(stage.Approvals(t, ns)) != 1 {
+		t.Fatalf("step %d with approvals %+v after the author's label, want step 2 and one", ro.Status.CurrentStepIndex, stage.Approvals(t, ns))
 	}
 
 	// Alice's promote-full finishes the release.
@@ -66,9 +60,7 @@ func TestGitGate_onGitea_labelsApproveAndStatusesLandOnTheMerge(t *testing.T) {
 	if err := repo.AddLabels(ctx, suite.alice, pr.Index, "sluice/promote-full"); err != nil {
 		t.Fatal(err)
 	}
-	waitRollout(t, ns, "Healthy on v2", func(r *rolloutsv1beta1.Rollout) bool {
-		return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy && r.Status.CanaryStatus != nil && r.Status.CanaryStatus.CurrentStepState == rolloutsv1beta1.CanaryStepStateCompleted
-	})
+	stage.WaitReleased(t, ns)
 	waitStatus(t, ns, repo, merge, "success", "released: 3/3 steps done")
 }
 
@@ -97,93 +89,7 @@ func createGateWith(t *testing.T, ns string, repo *giteatest.Repo, mutate func(*
 	if err := suite.c.Create(ctx, gate); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			g := &gitopsv1alpha1.GitGate{}
-			if err := suite.c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "shop"}, g); err == nil {
-				b, _ := json.Marshal(g.Status)
-				t.Logf("GitGate status: %s", b)
-			}
-		}
-	})
-	poll.Until(t, "the gate Ready with one Rollout", func() (bool, string) {
-		g := &gitopsv1alpha1.GitGate{}
-		if err := suite.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "shop"}, g); err != nil {
-			return false, err.Error()
-		}
-		b, _ := json.Marshal(g.Status)
-		return apimeta.IsStatusConditionTrue(g.Status.Conditions, meta.ReadyCondition) && g.Status.BoundRollouts == 1, string(b)
-	})
-}
-
-// waitRefused waits until the gate refuses an intent for reason, its
-// message containing text.
-func waitRefused(t *testing.T, ns, reason, text string) {
-	t.Helper()
-	poll.Until(t, "the gate refusing "+reason, func() (bool, string) {
-		g := &gitopsv1alpha1.GitGate{}
-		if err := suite.c.Get(poll.Context(t), types.NamespacedName{Namespace: ns, Name: "shop"}, g); err != nil {
-			return false, err.Error()
-		}
-		for _, b := range g.Status.Rollouts {
-			for _, r := range b.Refused {
-				if r.Reason == reason && strings.Contains(r.Message, text) {
-					return true, ""
-				}
-			}
-		}
-		out, _ := json.Marshal(g.Status.Rollouts)
-		return false, string(out)
-	})
-}
-
-func rollout(t *testing.T, ns string) *rolloutsv1beta1.Rollout {
-	t.Helper()
-	ro := &rolloutsv1beta1.Rollout{}
-	if err := suite.c.Get(poll.Context(t), types.NamespacedName{Namespace: ns, Name: "checkout"}, ro); err != nil {
-		t.Fatal(err)
-	}
-	return ro
-}
-
-func waitRollout(t *testing.T, ns, what string, cond func(*rolloutsv1beta1.Rollout) bool) *rolloutsv1beta1.Rollout {
-	t.Helper()
-	var ro *rolloutsv1beta1.Rollout
-	poll.Until(t, "rollout "+what, func() (bool, string) {
-		ro = rollout(t, ns)
-		b, _ := json.Marshal(ro.Status)
-		return cond(ro), string(b)
-	})
-	return ro
-}
-
-func waitStep(t *testing.T, ns string, step int32) *rolloutsv1beta1.Rollout {
-	t.Helper()
-	return waitRollout(t, ns, fmt.Sprintf("paused at step %d", step), func(r *rolloutsv1beta1.Rollout) bool {
-		return r.Status.CurrentStepIndex == step && r.Status.CurrentStepState == rolloutsv1beta1.CanaryStepStatePaused
-	})
-}
-
-// afterPause waits until the clock is a whole second past the pause of ro's
-// step, so that a label added now is newer than the pause.
-func afterPause(t *testing.T, ro *rolloutsv1beta1.Rollout) {
-	t.Helper()
-	at := ro.Status.CanaryStatus.LastUpdateTime
-	if at == nil {
-		t.Fatalf("step %d paused without a time in the status", ro.Status.CurrentStepIndex)
-	}
-	poll.Until(t, "a second past the pause", func() (bool, string) {
-		return time.Now().Truncate(time.Second).After(at.Time), "paused at " + at.String()
-	})
-}
-
-func approvals(t *testing.T, ns string) []approval.Approval {
-	t.Helper()
-	records, err := approval.Records(rollout(t, ns).Annotations[rolloutsv1beta1.ApprovalsAnnotation])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return records
+	stage.WaitGateReady(t, ns)
 }
 
 // waitStatus waits until the commit sha of repo shows the Rollout's status

@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-dev/sluice/test/env"
 	"github.com/sluice-dev/sluice/test/flux"
 	giteatest "github.com/sluice-dev/sluice/test/gitea"
+	"github.com/sluice-dev/sluice/test/gitopsstory"
 )
 
 // suite is what the stories share: one control plane, Flux, one Gitea and
@@ -49,6 +50,9 @@ var suite struct {
 	hookURL string
 }
 
+// stage is what the stories check on the cluster (test/gitopsstory).
+var stage gitopsstory.Stage
+
 func TestMain(m *testing.M) {
 	code := cluster.Main(m, cluster.Options{}, func(c *cluster.Cluster) error {
 		ctx := context.Background()
@@ -69,6 +73,7 @@ func TestMain(m *testing.M) {
 		if suite.flux, err = flux.StartForTests(ctx, c.KubeconfigPath(), "sluice-gitopsgitea-flux-"); err != nil {
 			return err
 		}
+		stage = gitopsstory.Stage{C: suite.c, Flux: suite.flux}
 		return startManager(ctx)
 	})
 	if suite.stopManager != nil {

@@ -10,6 +10,7 @@ import (
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/test/gitopsstory"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -28,7 +29,7 @@ func TestGitGate_onGitea_twoApprovers_labelWaitsCommentAdvances_authorRefused(t 
 	ctx := poll.Context(t)
 	s := openShop(t, shopOptions{prefix: "gitea-quorum", pending: pendingOfTwo,
 		gate: func(g *gitopsv1alpha1.GitGate) { g.Spec.Approval.MinApprovals = 2 }})
-	afterPause(t, s.paused)
+	gitopsstory.AfterPause(t, s.paused)
 
 	// When alice adds sluice/approve.
 	if err := s.repo.AddLabels(ctx, suite.alice, s.pr.Index, "sluice/approve"); err != nil {
@@ -51,9 +52,9 @@ func TestGitGate_onGitea_twoApprovers_labelWaitsCommentAdvances_authorRefused(t 
 			t.Fatal(err)
 		}
 		// Then each is refused, saying why.
-		waitRefused(t, s.ns, u.reason, u.text)
+		stage.WaitRefused(t, s.ns, u.reason, u.text)
 	}
-	if ro := rollout(t, s.ns); ro.Status.CurrentStepIndex != 1 {
+	if ro := stage.Rollout(t, s.ns); ro.Status.CurrentStepIndex != 1 {
 		t.Fatalf("step %d after the author's and a reader's comments, want 1", ro.Status.CurrentStepIndex)
 	}
 	waitStatus(t, s.ns, s.repo, s.merge, "pending", "step 1/3 paused: 1 of 2 approvals (alice); waiting for 1 more")
@@ -64,8 +65,8 @@ func TestGitGate_onGitea_twoApprovers_labelWaitsCommentAdvances_authorRefused(t 
 	}
 
 	// Then step 1 is approved by alice and dave, recorded on the Rollout.
-	waitStep(t, s.ns, 2)
-	got := approvals(t, s.ns)
+	stage.WaitStep(t, s.ns, 2)
+	got := stage.Approvals(t, s.ns)
 	if len(got) != 1 || got[0].Step != 1 || got[0].By != "alice, dave" || got[0].Via != "gitea-label+gitea-comment" || len(got[0].Approvers) != 2 {
 		t.Fatalf("approvals = %+v, want step 1 by alice and dave", got)
 	}
@@ -87,27 +88,27 @@ func TestGitGate_onGitea_expiredApproval_doesNotCount(t *testing.T) {
 		g.Spec.Approval.MinApprovals = 2
 		g.Spec.Approval.ExpireAfter = &metav1.Duration{Duration: 8 * time.Second}
 	}})
-	afterPause(t, s.paused)
+	gitopsstory.AfterPause(t, s.paused)
 	if err := s.repo.AddLabels(ctx, suite.alice, s.pr.Index, "sluice/approve"); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(t, s.ns, s.repo, s.merge, "pending", "step 1/3 paused: 1 of 2 approvals (alice); waiting for 1 more")
-	waitRefused(t, s.ns, "ApprovalExpired", "expired after 8s (spec.approval.expireAfter); approve again")
+	stage.WaitRefused(t, s.ns, "ApprovalExpired", "expired after 8s (spec.approval.expireAfter); approve again")
 	waitStatus(t, s.ns, s.repo, s.merge, "pending", pendingOfTwo)
 
 	if _, err := s.repo.Comment(ctx, suite.dave, s.pr.Index, "/sluice approve"); err != nil {
 		t.Fatal(err)
 	}
 	waitStatus(t, s.ns, s.repo, s.merge, "pending", "step 1/3 paused: 1 of 2 approvals (dave); waiting for 1 more")
-	if ro := rollout(t, s.ns); ro.Status.CurrentStepIndex != 1 {
+	if ro := stage.Rollout(t, s.ns); ro.Status.CurrentStepIndex != 1 {
 		t.Fatalf("step %d with an expired and a fresh approval, want 1", ro.Status.CurrentStepIndex)
 	}
 
 	if _, err := s.repo.Comment(ctx, suite.alice, s.pr.Index, "/sluice approve step=1"); err != nil {
 		t.Fatal(err)
 	}
-	waitStep(t, s.ns, 2)
-	if got := approvals(t, s.ns); len(got) != 1 || got[0].By != "dave, alice" {
+	stage.WaitStep(t, s.ns, 2)
+	if got := stage.Approvals(t, s.ns); len(got) != 1 || got[0].By != "dave, alice" {
 		t.Fatalf("approvals = %+v, want step 1 by dave and alice", got)
 	}
 }
@@ -121,16 +122,16 @@ func TestGitGate_onGitea_expiredApproval_doesNotCount(t *testing.T) {
 func TestGitGate_onGitea_rejectComment_abortsBackOnStable(t *testing.T) {
 	ctx := poll.Context(t)
 	s := openShop(t, shopOptions{prefix: "gitea-reject-comment"})
-	waitPods(t, s.ns, map[string]int{v1: 3, v2: 1})
+	stage.WaitPods(t, s.ns, map[string]int{v1: 3, v2: 1})
 
 	if _, err := s.repo.Comment(ctx, suite.alice, s.pr.Index, "Not this week.\n/sluice reject"); err != nil {
 		t.Fatal(err)
 	}
-	waitAborted(t, s.ns)
-	waitPods(t, s.ns, map[string]int{v1: 4})
-	assertTemplate(t, s.ns, v2)
+	stage.WaitAborted(t, s.ns)
+	stage.WaitPods(t, s.ns, map[string]int{v1: 4})
+	stage.AssertTemplate(t, s.ns, v2)
 	reason := fmt.Sprintf("rejected: comment /sluice reject by alice on pull request #%d", s.pr.Index)
-	ro := waitRollout(t, s.ns, "aborted with the rejection", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Aborted != nil })
+	ro := stage.WaitRollout(t, s.ns, "aborted with the rejection", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Aborted != nil })
 	if ab := ro.Status.Aborted; ab.Reason != reason || ab.By != "alice" || ab.Via != "gitea-comment" || int64(ab.PullRequest) != s.pr.Index {
 		t.Errorf("abort = %+v, want %q by alice via gitea-comment on pull request #%d", ab, reason, s.pr.Index)
 	}
@@ -142,6 +143,6 @@ func TestGitGate_onGitea_rejectComment_abortsBackOnStable(t *testing.T) {
 	if a := g.Status.Rollouts[0].Approvals; len(a) != 1 || !a[0].Rejected || a[0].By != "alice" || a[0].Via != "gitea-comment" || int64(a[0].PullRequest) != s.pr.Index {
 		t.Errorf("gate record = %+v, want alice's rejection via gitea-comment", a)
 	}
-	assertHoldsAgainstReapplies(ctx, t, s.ns, v2)
+	stage.AssertHoldsAgainstReapplies(t, s.ns, v2)
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "rejected at step 1/3 by alice")
 }

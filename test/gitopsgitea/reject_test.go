@@ -19,21 +19,21 @@ import (
 func TestGitGate_onGitea_rejectLabel_abortsAndSaysRejected(t *testing.T) {
 	ctx := poll.Context(t)
 	s := openShop(t, shopOptions{prefix: "gitea-reject", labels: []string{"sluice/approve", "sluice/reject"}})
-	waitPods(t, s.ns, map[string]int{v1: 3, v2: 1})
+	stage.WaitPods(t, s.ns, map[string]int{v1: 3, v2: 1})
 
 	if err := s.repo.AddLabels(ctx, suite.alice, s.pr.Index, "sluice/reject"); err != nil {
 		t.Fatal(err)
 	}
-	waitAborted(t, s.ns)
-	waitPods(t, s.ns, map[string]int{v1: 4})
-	assertTemplate(t, s.ns, v2)
+	stage.WaitAborted(t, s.ns)
+	stage.WaitPods(t, s.ns, map[string]int{v1: 4})
+	stage.AssertTemplate(t, s.ns, v2)
 	reason := fmt.Sprintf("rejected: label sluice/reject by alice on pull request #%d", s.pr.Index)
-	ro := waitRollout(t, s.ns, "aborted with the rejection", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Aborted != nil })
+	ro := stage.WaitRollout(t, s.ns, "aborted with the rejection", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Aborted != nil })
 	if ab := ro.Status.Aborted; ab.Reason != reason || ab.By != "alice" || ab.Via != "gitea-label" || int64(ab.PullRequest) != s.pr.Index {
 		t.Errorf("abort = %+v, want %q by alice via gitea-label on pull request #%d", ab, reason, s.pr.Index)
 	}
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "rejected at step 1/3 by alice")
 
-	assertHoldsAgainstReapplies(ctx, t, s.ns, v2)
+	stage.AssertHoldsAgainstReapplies(t, s.ns, v2)
 	waitStatus(t, s.ns, s.repo, s.merge, "failure", "rejected at step 1/3 by alice")
 }

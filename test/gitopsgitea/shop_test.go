@@ -2,14 +2,11 @@ package gitopsgitea
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	sdk "code.gitea.io/sdk/gitea"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
@@ -67,7 +64,7 @@ func openShop(t *testing.T, o shopOptions) *shop {
 		t.Fatal(err)
 	}
 	s.repo = repo
-	t.Cleanup(func() { s.describe(t) })
+	t.Cleanup(func() { stage.Describe(t, s.ns) })
 	if err := collaborators(ctx, repo); err != nil {
 		t.Fatal(err)
 	}
@@ -94,16 +91,8 @@ func openShop(t *testing.T, o shopOptions) *shop {
 	}
 
 	// Flux applies the branch from Gitea; the gate names the repository.
-	if err := suite.flux.CreateGitRepository(ctx, fluxGitRepository(s.ns, repo)); err != nil {
-		t.Fatal(err)
-	}
-	if err := suite.flux.CreateKustomization(ctx, fluxKustomization(s.ns)); err != nil {
-		t.Fatal(err)
-	}
-	if err := suite.flux.WaitApplied(ctx, s.ns, "apps", first); err != nil {
-		t.Fatal(err)
-	}
-	waitRollout(t, s.ns, "Healthy on v1", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
+	stage.FluxApplies(t, s.ns, repo.CloneURL, "main", first)
+	stage.WaitRollout(t, s.ns, "Healthy on v1", func(r *rolloutsv1beta1.Rollout) bool { return r.Status.Phase == rolloutsv1beta1.RolloutPhaseHealthy })
 	createGateWith(t, s.ns, repo, o.gate)
 
 	// Bob's pull request, merged by Alice.
@@ -125,26 +114,11 @@ func openShop(t *testing.T, o shopOptions) *shop {
 	if err := suite.flux.WaitApplied(ctx, s.ns, "apps", s.merge); err != nil {
 		t.Fatal(err)
 	}
-	s.paused = waitStep(t, s.ns, 1)
+	s.paused = stage.WaitStep(t, s.ns, 1)
 	pending := o.pending
 	if pending == "" {
 		pending = "step 1/3 paused: add label sluice/approve to continue"
 	}
 	waitStatus(t, s.ns, repo, s.merge, "pending", pending)
 	return s
-}
-
-// describe logs, when the story failed, what the workload and Flux hold.
-func (s *shop) describe(t *testing.T) {
-	if !t.Failed() {
-		return
-	}
-	ctx := context.Background()
-	d := &appsv1.Deployment{}
-	if err := suite.c.Get(ctx, types.NamespacedName{Namespace: s.ns, Name: "checkout"}, d); err == nil {
-		b, _ := json.Marshal(d.Status)
-		t.Logf("Deployment: generation %d, image %s, paused %v, status %s", d.Generation, d.Spec.Template.Spec.Containers[0].Image, d.Spec.Paused, b)
-	}
-	applied, err := suite.flux.AppliedRevision(ctx, s.ns, "apps")
-	t.Logf("Flux applied %s (%v)", applied, err)
 }

@@ -11,6 +11,7 @@ import (
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	giteatest "github.com/sluice-dev/sluice/test/gitea"
+	"github.com/sluice-dev/sluice/test/gitopsstory"
 	"github.com/sluice-dev/sluice/test/poll"
 )
 
@@ -40,12 +41,12 @@ func TestGitGate_onGitea_webhookDeliveryWakesTheGate(t *testing.T) {
 	})
 	ns, repo, pr, paused := s.ns, s.repo, s.pr, s.paused
 
-	afterPause(t, paused)
+	gitopsstory.AfterPause(t, paused)
 	if err := repo.AddLabels(ctx, suite.alice, pr.Index, "sluice/approve"); err != nil {
 		t.Fatal(err)
 	}
-	waitStep(t, ns, 2)
-	if got := approvals(t, ns); len(got) != 1 || got[0].By != "alice" || got[0].Via != "gitea-label" {
+	stage.WaitStep(t, ns, 2)
+	if got := stage.Approvals(t, ns); len(got) != 1 || got[0].By != "alice" || got[0].Via != "gitea-label" {
 		t.Fatalf("approvals = %+v, want step 1 by alice via gitea-label", got)
 	}
 }

@@ -10,6 +10,9 @@
 // that statuses posted on it and pull requests naming it line up with what
 // Flux applies.
 //
+// GitLabProject is the same setting hosted on the fake GitLab
+// (test/gitlabfake) instead, for the GitLab stories (test/gitopsgitlab).
+//
 // It is test support, not used by sluice.
 package gitopsworld
 
@@ -178,7 +181,10 @@ func (r Repo) MirrorPush(branch, pusher string) (Push, error) {
 	if p.Before == p.After {
 		return p, nil
 	}
-	commits, err := r.unmirrored(repo, ref.Hash())
+	commits, err := unmirrored(repo, ref.Hash(), func(sha string) bool {
+		msg, _ := r.GitHub.CommitInfo(r.Name, sha)
+		return msg != ""
+	})
 	if err != nil {
 		return Push{}, err
 	}
@@ -190,9 +196,10 @@ func (r Repo) MirrorPush(branch, pusher string) (Push, error) {
 	return p, nil
 }
 
-// unmirrored returns the commits reachable from head that GitHub does not
-// know, parents before children.
-func (r Repo) unmirrored(repo *gogit.Repository, head plumbing.Hash) ([]*object.Commit, error) {
+// unmirrored returns the commits reachable from head that a host does not
+// know (known says which it does), parents before children. The ancestors of
+// a known commit are taken as known.
+func unmirrored(repo *gogit.Repository, head plumbing.Hash, known func(sha string) bool) ([]*object.Commit, error) {
 	var out []*object.Commit
 	seen := map[plumbing.Hash]bool{}
 	var visit func(h plumbing.Hash) error
@@ -201,8 +208,8 @@ func (r Repo) unmirrored(repo *gogit.Repository, head plumbing.Hash) ([]*object.
 			return nil
 		}
 		seen[h] = true
-		if msg, _ := r.GitHub.CommitInfo(r.Name, h.String()); msg != "" {
-			return nil // known: so are its ancestors
+		if known(h.String()) {
+			return nil
 		}
 		c, err := repo.CommitObject(h)
 		if err != nil {

@@ -25,22 +25,25 @@ func TestPlan_takesGitLabsStateMachineToTheWantedStatus(t *testing.T) {
 		want  scm.CommitStatus
 		steps []gl.BuildStateValue
 	}{
-		{"nothing yet, in progress", shown{}, false, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Pending}},
+		{"nothing yet, in progress", shown{}, false, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Running}},
 		{"nothing yet, completed", shown{}, false, want(scm.StateSuccess, "a"), []gl.BuildStateValue{gl.Success}},
 		{"nothing yet, rolled back", shown{}, false, want(scm.StateFailure, "a"), []gl.BuildStateValue{gl.Failed}},
 		{"nothing yet, error", shown{}, false, want(scm.StateError, "a"), []gl.BuildStateValue{gl.Failed}},
-		{"pending, same", at(gl.Pending, "a"), true, want(scm.StatePending, "a"), nil},
-		{"pending, new description", at(gl.Pending, "a"), true, want(scm.StatePending, "b"), nil},
-		{"pending, new target URL", shown{state: gl.Pending, description: "a", targetURL: "old"}, true, want(scm.StatePending, "a"), nil},
+		{"running, same", at(gl.Running, "a"), true, want(scm.StatePending, "a"), nil},
+		{"running, new description restarts it", at(gl.Running, "a"), true, want(scm.StatePending, "b"), []gl.BuildStateValue{gl.Canceled, gl.Running}},
+		{"running, new target URL restarts it", shown{state: gl.Running, description: "a", targetURL: "old"}, true, want(scm.StatePending, "a"),
+			[]gl.BuildStateValue{gl.Canceled, gl.Running}},
+		{"running to success", at(gl.Running, "a"), true, want(scm.StateSuccess, "b"), []gl.BuildStateValue{gl.Success}},
+		{"running to failure", at(gl.Running, "a"), true, want(scm.StateFailure, "b"), []gl.BuildStateValue{gl.Failed}},
+		{"pending (an older sluice's) in progress runs", at(gl.Pending, "a"), true, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Running}},
+		{"pending, new description runs", at(gl.Pending, "a"), true, want(scm.StatePending, "b"), []gl.BuildStateValue{gl.Running}},
 		{"pending to success goes through running", at(gl.Pending, "a"), true, want(scm.StateSuccess, "b"), []gl.BuildStateValue{gl.Running, gl.Success}},
 		{"pending to failure goes through running", at(gl.Pending, "a"), true, want(scm.StateFailure, "b"), []gl.BuildStateValue{gl.Running, gl.Failed}},
-		{"running stays running", at(gl.Running, "a"), true, want(scm.StatePending, "b"), nil},
-		{"running to success", at(gl.Running, "a"), true, want(scm.StateSuccess, "b"), []gl.BuildStateValue{gl.Success}},
 		{"success, same", at(gl.Success, "a"), true, want(scm.StateSuccess, "a"), nil},
 		{"success, new description starts a new status", at(gl.Success, "a"), true, want(scm.StateSuccess, "b"), []gl.BuildStateValue{gl.Success}},
-		{"success, then in progress again", at(gl.Success, "a"), true, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Pending}},
+		{"success, then in progress again", at(gl.Success, "a"), true, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Running}},
 		{"failed, then completed", at(gl.Failed, "a"), true, want(scm.StateSuccess, "a"), []gl.BuildStateValue{gl.Success}},
-		{"canceled by someone, in progress", at(gl.Canceled, "a"), true, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Pending}},
+		{"canceled by someone, in progress", at(gl.Canceled, "a"), true, want(scm.StatePending, "a"), []gl.BuildStateValue{gl.Running}},
 		{"failed reads as failure and error alike", at(gl.Failed, "a"), true, want(scm.StateError, "a"), nil},
 	}
 	for _, tt := range tests {

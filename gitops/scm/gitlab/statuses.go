@@ -29,13 +29,13 @@ func (s shown) finished() bool {
 	return s.state != gl.Pending && s.state != gl.Running
 }
 
-// gitlabState maps sluice's states onto GitLab's: a rollout in progress is pending, completed is
+// gitlabState maps sluice's states onto GitLab's: a rollout in progress is running, completed is
 // success, rolled back (failure) and undetermined (error; GitLab has no such state) are failed.
-// sluice never posts running (only on the way to a final state), canceled or skipped.
+// sluice posts canceled only to restart a running status (see plan), and never skipped.
 func gitlabState(s scm.CommitState) gl.BuildStateValue {
 	switch s {
 	case scm.StatePending:
-		return gl.Pending
+		return gl.Running
 	case scm.StateSuccess:
 		return gl.Success
 	}
@@ -45,16 +45,21 @@ func gitlabState(s scm.CommitState) gl.BuildStateValue {
 // plan returns the states to post, in order, to take a status GitLab shows (known false when
 // the commit has none of that name) to want. GitLab updates a pending or running status in place
 // and only along its state machine: pending may go to running or finish; running may only
-// finish; a finished status is followed by a new one, which may start in any state. So:
+// finish; a finished status is followed by a new one, which may start in any state; and a
+// description changes only with a transition. So:
 //
 //   - nothing is posted when GitLab shows want already (state, description and target URL);
-//   - a rollout still in progress on a status already pending (or running) posts nothing, even
-//     with a new description: GitLab refuses pending→pending ("Cannot transition status via
-//     :enqueue from :pending") and running→pending, and cannot change a description without a
-//     transition;
+//   - a rollout in progress is running: a status GitLab shows pending (posted by an older
+//     sluice, or by someone else) goes to running with the new description;
+//   - a running status that must say something new (the next step, an approval counted) cannot
+//     be described anew: GitLab refuses running→running ("Cannot transition status via :run
+//     from :running"). It is restarted: canceled, then a new status of the same name and
+//     pipeline runs with the new description (GitLab marks the canceled one retried, and shows
+//     the new one);
 //   - a final state on a pending status goes through running first, so that GitLab records when
 //     the rollout started and shows its duration;
-//   - anything else is one post.
+//   - anything else is one post (a running status finishing, or a new status after a finished
+//     one).
 func plan(cur shown, known bool, want scm.CommitStatus) []gl.BuildStateValue {
 	target := gitlabState(want.State)
 	if known && cur.state == target && cur.description == want.Description && cur.targetURL == want.TargetURL {
@@ -64,24 +69,24 @@ func plan(cur shown, known bool, want scm.CommitStatus) []gl.BuildStateValue {
 		return []gl.BuildStateValue{target}
 	}
 	switch {
-	case target == gl.Pending:
-		return nil
-	case cur.state == gl.Pending:
+	case target == gl.Running && cur.state == gl.Running:
+		return []gl.BuildStateValue{gl.Canceled, gl.Running}
+	case target != gl.Running && cur.state == gl.Pending:
 		return []gl.BuildStateValue{gl.Running, target}
 	}
 	return []gl.BuildStateValue{target}
 }
 
 // SetStatus implements scm.CommitStatusWriter on GitLab's state machine (see plan): posted is
-// false when there is nothing to post, or when GitLab cannot show the change (a new description
-// of a rollout still in progress). Calls are serialised, so two callers never post the same
+// false when there is nothing to post. Calls are serialised, so two callers never post the same
 // status twice. A failed post is forgotten: the next call for that (sha, name) reads the
 // commit's statuses again before posting, in case it was applied after all.
 //
 // The name is compared exactly, as GitLab does. A transition names the status's pipeline and
 // ref, so that it updates the status it read even when another pipeline of the commit started
-// since; a new status names neither, and GitLab attaches it to the commit's newest pipeline (or
-// a new external one on the first branch that contains the commit).
+// since, and so does the new status that replaces a restarted one, so that it lands beside it; a
+// new status after a finished one names neither, and GitLab attaches it to the commit's newest
+// pipeline (or a new external one on the first branch that contains the commit).
 func (c *Client) SetStatus(ctx context.Context, sha string, status scm.CommitStatus) (bool, error) {
 	status, err := status.Validate()
 	if err != nil {
@@ -99,25 +104,26 @@ func (c *Client) SetStatus(ctx context.Context, sha string, status scm.CommitSta
 		}
 	}
 	steps := plan(cur, known, status)
+	// The status GitLab shows when it is still pending or running: every post names its
+	// pipeline and ref (its transitions, and the status that replaces it in a restart).
+	anchored, anchor := known && !cur.finished(), cur
 	for _, state := range steps {
-		opt := &gl.SetCommitStatusOptions{
-			State:       state,
-			Name:        gl.Ptr(status.Context),
-			Description: gl.Ptr(status.Description),
+		opt := &gl.SetCommitStatusOptions{State: state, Name: gl.Ptr(status.Context)}
+		if state != gl.Canceled { // a restarted status keeps what it said
+			opt.Description = gl.Ptr(status.Description)
+			if status.TargetURL != "" {
+				opt.TargetURL = gl.Ptr(status.TargetURL)
+			}
 		}
-		if status.TargetURL != "" {
-			opt.TargetURL = gl.Ptr(status.TargetURL)
-		}
-		if known && !cur.finished() {
-			opt.Ref, opt.PipelineID = gl.Ptr(cur.ref), gl.Ptr(cur.pipelineID)
+		if anchored {
+			opt.Ref, opt.PipelineID = gl.Ptr(anchor.ref), gl.Ptr(anchor.pipelineID)
 		}
 		posted, resp, err := c.api.Commits.SetCommitStatus(c.project, sha, opt, gl.WithContext(ctx))
 		if err != nil {
 			c.statuses.forget(sha, status.Context)
 			return false, mapError(err, resp, fmt.Sprintf("setting the status %s of commit %s to %s", status.Context, sha, state))
 		}
-		cur, known = shownOf(posted), true
-		c.statuses.put(sha, status.Context, cur)
+		c.statuses.put(sha, status.Context, shownOf(posted))
 	}
 	return len(steps) > 0, nil
 }
