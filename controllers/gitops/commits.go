@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/gitops/appliedcommit"
@@ -78,22 +79,30 @@ func (o Observation) releaseSHAs() []string {
 // the GitOps tool has applied a new template (and may already name its
 // commit) while the Rollout still shows the previous release, Healthy on
 // the old canary revision. Tying the release to a commit then would tie the
-// old release to the new commit, or the new release to the old one.
-func (r *Reconciler) caughtUp(ctx context.Context, ro *rolloutsv1beta1.Rollout, v RolloutView) error {
+// old release to the new commit, or the new release to the old one. The
+// template's revision is computed from w, the copy of the workload the
+// commit was read with, where its kind allows (Deployments); other kinds'
+// revisions are read through their Releaser.
+func (r *Reconciler) caughtUp(ctx context.Context, ro *rolloutsv1beta1.Rollout, w client.Object, v RolloutView) error {
 	if v.CanaryRevision == "" {
 		return nil
 	}
-	rel, err := kinds.New(r.Client, r.APIReader, workload.Target{Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef, Style: coverage.Style(ro)})
-	if err != nil {
-		return nil //nolint:nilerr // an unsupported workload: the Rollout says why
+	update, ok := kinds.TemplateRevision(w.GetObjectKind().GroupVersionKind().GroupKind(), w)
+	if !ok {
+		// The kind's controller names its revisions: its Releaser reads them.
+		rel, err := kinds.New(r.Client, r.APIReader, workload.Target{Namespace: ro.Namespace, Ref: ro.Spec.WorkloadRef, Style: coverage.Style(ro)})
+		if err != nil {
+			return nil //nolint:nilerr // an unsupported workload: the Rollout says why
+		}
+		ws, err := rel.Status(ctx)
+		if err != nil || ws.UpdateRevision == "" {
+			return nil //nolint:nilerr // read again at the next reconcile; the revision source reports a missing workload
+		}
+		update = ws.UpdateRevision
 	}
-	ws, err := rel.Status(ctx)
-	if err != nil || ws.UpdateRevision == "" {
-		return nil //nolint:nilerr // read again at the next reconcile; the revision source reports a missing workload
-	}
-	if ws.UpdateRevision != v.CanaryRevision {
+	if update != v.CanaryRevision {
 		return fmt.Errorf("%w: the Rollout has not caught up with the workload's new pod template %s yet (it shows %s)",
-			appliedcommit.ErrApplying, ws.UpdateRevision, v.CanaryRevision)
+			appliedcommit.ErrApplying, update, v.CanaryRevision)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +20,7 @@ import (
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/release/canary"
 	"github.com/sluice-dev/sluice/release/progress"
+	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
 // The observation of one bound Rollout: what the gate reads of its
@@ -39,12 +41,22 @@ func previous(gg *gitopsv1alpha1.GitGate, name string) gitopsv1alpha1.BoundRollo
 func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.Rollout, prev gitopsv1alpha1.BoundRollout) (Observation, error) {
 	o := Observation{Rollout: viewOf(ro), Policy: s.policy, Host: s.host, Now: r.Clock.Now()}
 	o.Context, o.TargetURL = statusNames(s.gg, ro, "")
-	w, err := r.workload(ctx, ro)
+	spec := s.gg.Spec.Revision
+	// When the workload's own annotation names its commit, the commit and
+	// the pod template come in the one copy read, so a copy the cache has
+	// not brought up to date only delays the gate (the Rollout is then
+	// ahead of it: caughtUp says so, and the gate looks again). A commit
+	// the GitOps tool records on another object is read against a fresh
+	// copy of the workload.
+	w, err := r.workload(ctx, ro, appliedcommit.Source(spec.From) == appliedcommit.SourceAnnotation)
 	if err != nil {
 		return o, err
 	}
-	s.noteReplicas(ro.Name, replicasOf(w))
-	spec := s.gg.Spec.Revision
+	u, err := asUnstructured(w)
+	if err != nil {
+		return o, err
+	}
+	s.noteReplicas(ro.Name, replicasOf(u))
 	ann := spec.Annotation
 	if ann == "" {
 		ann = gitopsv1alpha1.DefaultRevisionAnnotation
@@ -54,7 +66,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope, ro *rolloutsv1beta1.
 	if err != nil {
 		return o, err
 	}
-	if err := r.caughtUp(ctx, ro, o.Rollout); err != nil {
+	if err := r.caughtUp(ctx, ro, w, o.Rollout); err != nil {
 		return o, err
 	}
 	o.Revision = keptRevision(prev, o.Rollout, rev.SHA)
@@ -216,19 +228,47 @@ func (r *Reconciler) teamsOf(ctx context.Context, s *scope, user string, ask []s
 	return teams, nil
 }
 
-// workload reads ro's workload.
-func (r *Reconciler) workload(ctx context.Context, ro *rolloutsv1beta1.Rollout) (*unstructured.Unstructured, error) {
+// workload reads ro's workload: a kind the controllers watch from their
+// start as its typed object, from the cache when cached is true, else from
+// the API server; any other kind from the API server, unstructured.
+func (r *Reconciler) workload(ctx context.Context, ro *rolloutsv1beta1.Rollout, cached bool) (client.Object, error) {
 	ref := ro.Spec.WorkloadRef
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil, err
 	}
+	key := types.NamespacedName{Namespace: ro.Namespace, Name: ref.Name}
+	if w, ok := kinds.NewObject(gv.WithKind(ref.Kind).GroupKind()); ok {
+		var reader client.Reader = r.APIReader
+		if cached {
+			reader = r.Client
+		}
+		if err := reader.Get(ctx, key, w); err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+		}
+		w.GetObjectKind().SetGroupVersionKind(gv.WithKind(ref.Kind))
+		return w, nil
+	}
 	w := &unstructured.Unstructured{}
 	w.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ro.Namespace, Name: ref.Name}, w); err != nil {
+	if err := r.APIReader.Get(ctx, key, w); err != nil {
 		return nil, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	return w, nil
+}
+
+// asUnstructured is w as an unstructured object, its kind set.
+func asUnstructured(w client.Object) (*unstructured.Unstructured, error) {
+	if u, ok := w.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	if err != nil {
+		return nil, fmt.Errorf("converting %s: %w", w.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(w.GetObjectKind().GroupVersionKind())
+	return u, nil
 }
 
 // viewOf reads the release of ro (release/progress).

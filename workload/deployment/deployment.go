@@ -332,6 +332,17 @@ func specPatch(g gate, d *appsv1.Deployment) map[string]any {
 	return spec
 }
 
+// TemplateRevision is the update revision of a Deployment read as its typed
+// object, computed from that copy alone as Status computes it: its pod
+// template's hash. ok is false for any other object.
+func TemplateRevision(obj client.Object) (rev string, ok bool) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return "", false
+	}
+	return revisions.TemplateHash(&d.Spec.Template, nil), true
+}
+
 // statusOf computes the release-relevant status of d.
 func statusOf(d *appsv1.Deployment, sets *replicaSets) *workload.Status {
 	n := replicasOf(d)

@@ -214,6 +214,35 @@ func (tb table) watched() []Kind {
 	return out
 }
 
+// TemplateRevision computes the update revision of obj, a typed workload of
+// kind gk, from obj alone, for the kinds whose revision is a function of
+// the object (Kind.TemplateRevision); ok is false for the others, whose
+// revision a Releaser's Status reads.
+func TemplateRevision(gk schema.GroupKind, obj client.Object) (rev string, ok bool) {
+	return builtin().templateRevision(gk, obj)
+}
+
+func (tb table) templateRevision(gk schema.GroupKind, obj client.Object) (string, bool) {
+	k, known, _ := tb.find(gk)
+	if !known || k.TemplateRevision == nil {
+		return "", false
+	}
+	return k.TemplateRevision(obj)
+}
+
+// NewObject returns a typed object of kind gk, of the type the controllers
+// watch it as, for the kinds watched from their start; ok is false for
+// the others.
+func NewObject(gk schema.GroupKind) (client.Object, bool) { return builtin().newObject(gk) }
+
+func (tb table) newObject(gk schema.GroupKind) (client.Object, bool) {
+	k, known, _ := tb.find(gk)
+	if !known || k.Watch == nil {
+		return nil, false
+	}
+	return k.Watch(), true
+}
+
 // WatchedFromStart reports whether the workloads of kind gk are watched
 // from the controllers' start (Watched).
 func WatchedFromStart(gk schema.GroupKind) bool { return builtin().watchedFromStart(gk) }

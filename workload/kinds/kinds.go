@@ -69,6 +69,11 @@ type Kind struct {
 	// changes its release waits on (a Deployment's ReplicaSets, a
 	// DaemonSet's pods); the batchrelease controller watches them.
 	Dependents []func() client.Object
+	// TemplateRevision, for a kind whose update revision is a function of
+	// the workload object alone (a Deployment's pod-template hash),
+	// computes it from a typed copy (Watch's type), with no further read;
+	// nil for kinds whose controller names their revisions.
+	TemplateRevision func(client.Object) (string, bool)
 }
 
 // The rollouts.kruise.io groups of workload kinds.
@@ -86,8 +91,9 @@ func builtin() table {
 			Type:   rolloutsv1beta1.WorkloadTypeDeployment,
 			Styles: []rolloutsv1beta1.RollingStyleType{rolloutsv1beta1.CanaryRollingStyle, rolloutsv1beta1.BlueGreenRollingStyle},
 			New:    newDeployment, Hold: deployment.Hold, Revisions: revisions.ReplicaSets,
-			Watch:      func() client.Object { return &appsv1.Deployment{} },
-			Dependents: []func() client.Object{func() client.Object { return &appsv1.ReplicaSet{} }},
+			Watch:            func() client.Object { return &appsv1.Deployment{} },
+			Dependents:       []func() client.Object{func() client.Object { return &appsv1.ReplicaSet{} }},
+			TemplateRevision: deployment.TemplateRevision,
 		},
 		partitionKind(partition.StatefulSet, appsGroup, "StatefulSet", "statefulsets", "v1", rolloutsv1beta1.WorkloadTypeStatefulSet,
 			func() client.Object { return &appsv1.StatefulSet{} }),

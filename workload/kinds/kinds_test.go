@@ -1,14 +1,20 @@
 package kinds
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/workload"
 )
 
 func TestKeptIn(t *testing.T) {
@@ -135,5 +141,46 @@ func TestWatched(t *testing.T) {
 	}
 	if deps["Deployment.apps"] != "*v1.ReplicaSet" || deps["DaemonSet.apps"] != "*v1.Pod" || len(deps) != 2 {
 		t.Errorf("Dependents() = %v, want the Deployment's ReplicaSets and the DaemonSet's pods", deps)
+	}
+}
+
+// TemplateRevision computes from the copy alone what a Deployment's
+// Releaser reports as its update revision; the kinds whose controller names
+// their revisions have none.
+func TestTemplateRevision(t *testing.T) {
+	two := int32(2)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "checkout"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &two,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "checkout"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "checkout"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "shop/checkout:v2", Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+				}}}},
+			},
+		},
+	}
+	c := fake.NewClientBuilder().WithObjects(d.DeepCopy()).Build()
+	rel, err := New(c, c, workload.Target{Namespace: "shop", Ref: rolloutsv1beta1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "checkout"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rel.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := TemplateRevision(schema.GroupKind{Group: "apps", Kind: "Deployment"}, d)
+	if !ok || got != st.UpdateRevision || got == "" {
+		t.Fatalf("TemplateRevision = %q, %v; the Releaser's update revision is %q", got, ok, st.UpdateRevision)
+	}
+	for _, gk := range []schema.GroupKind{
+		{Group: "apps", Kind: "StatefulSet"}, {Group: "apps", Kind: "DaemonSet"}, {Group: "apps.kruise.io", Kind: "CloneSet"},
+		{Group: "games.example.com", Kind: "GameServerSet"},
+	} {
+		if rev, ok := TemplateRevision(gk, &appsv1.StatefulSet{}); ok {
+			t.Errorf("TemplateRevision(%v) = %q, want none: its controller names its revisions", gk, rev)
+		}
 	}
 }
