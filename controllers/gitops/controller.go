@@ -27,8 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
@@ -62,6 +64,9 @@ type Reconciler struct {
 
 	cache   clientCache
 	hints   hintClock
+	// kicks hands the gates of a delivery this replica received to its own
+	// controller (kick, hints.go).
+	kicks   chan event.TypedGenericEvent[*gitopsv1alpha1.GitGate]
 	secrets secretMemo
 	seenMu  sync.Mutex
 	seen    map[string]bool
@@ -86,10 +91,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &gitopsv1alpha1.GitGate{}, repositoryIndex, indexRepository); err != nil {
 		return fmt.Errorf("indexing gitgates by repository: %w", err)
 	}
+	r.kicks = make(chan event.TypedGenericEvent[*gitopsv1alpha1.GitGate], kicksBuffer)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gitgate").
 		For(&gitopsv1alpha1.GitGate{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&rolloutsv1beta1.Rollout{}, handler.EnqueueRequestsFromMapFunc(r.gatesOfRollout)).
+		WatchesRawSource(source.Channel(r.kicks, &handler.TypedEnqueueRequestForObject[*gitopsv1alpha1.GitGate]{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(r)
 }

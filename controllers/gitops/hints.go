@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 )
@@ -46,10 +47,12 @@ func (r *Reconciler) gatesOfRepository(ctx context.Context, repository string) (
 // through the API, as the annotation reconcile.fluxcd.io/requestedAt (the
 // way Flux's objects are asked to reconcile) on each gate, which the
 // leader's controller watches, so no delivery waits for the poll because a
-// standby replica took it. The hint is only a hint: the gate re-reads
-// everything from Git and GitHub. An error means a gate was not told; the
-// receiver then answers GitHub 503, so the delivery shows as failed and can
-// be redelivered.
+// standby replica took it. When this replica is the leader, its own
+// controller is also handed the gate at once (kick), without waiting for the
+// annotation to come back through the watch. The hint is only a hint: the
+// gate re-reads everything from Git and GitHub. An error means a gate was
+// not told; the receiver then answers GitHub 503, so the delivery shows as
+// failed and can be redelivered.
 func (r *Reconciler) Hint(ctx context.Context, repository string) error {
 	gates, err := r.gatesOfRepository(ctx, repository)
 	if err != nil {
@@ -57,12 +60,61 @@ func (r *Reconciler) Hint(ctx context.Context, repository string) error {
 	}
 	var errs []error
 	for i := range gates {
+		r.kick(&gates[i])
 		if err := r.requestReconcile(ctx, &gates[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// kicksBuffer is how many gates handed to the controller directly may wait
+// for it; past that a kick is dropped, and the annotation written beside it
+// still wakes the gate.
+const kicksBuffer = 256
+
+// kick hands gg to this replica's own controller, if it runs (the leader):
+// the reconcile starts without the round trip of the hint's annotation
+// through the API server and the watch. It never blocks: on a standby
+// replica nothing reads the kicks, and the annotation is what wakes the
+// leader.
+func (r *Reconciler) kick(gg *gitopsv1alpha1.GitGate) {
+	if r.kicks == nil {
+		return
+	}
+	target := &gitopsv1alpha1.GitGate{}
+	target.Namespace, target.Name = gg.Namespace, gg.Name
+	select {
+	case r.kicks <- event.TypedGenericEvent[*gitopsv1alpha1.GitGate]{Object: target}:
+	default:
+	}
+}
+
+// superseded tells whether a hint newer than the one this reconcile
+// handles reached the gate (its reconcile.fluxcd.io/requestedAt changed in
+// the cache, or this replica received a delivery for it since): the
+// reconcile then leaves the commit statuses and pull-request comments it has
+// not posted yet for the next one, which starts at once, so that a delivery
+// never waits for the posts of the reconcile before it. Checked at most
+// every supersededEvery, from the cache.
+func (r *Reconciler) superseded(ctx context.Context, s *scope) bool {
+	now := r.Clock.Now()
+	if now.Sub(s.checkedAt) < supersededEvery {
+		return false
+	}
+	s.checkedAt = now
+	// Shared with the cache, not copied: only its annotations are read.
+	cur := &gitopsv1alpha1.GitGate{}
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.gg), cur, client.UnsafeDisableDeepCopy); err != nil {
+		return false
+	}
+	v, _ := meta.ReconcileAnnotationValue(cur.GetAnnotations())
+	return v != s.requestedAt
+}
+
+// supersededEvery is how often a reconcile posting its statuses looks for
+// a newer hint.
+const supersededEvery = 20 * time.Millisecond
 
 // requestReconcile writes a new value into gg's
 // reconcile.fluxcd.io/requestedAt. The write depends on nothing read (any

@@ -66,6 +66,11 @@ type scope struct {
 	// replicas are the pods each Rollout's workload asks for, by Rollout
 	// name (noteReplicas, surface.go).
 	replicas map[string]int32
+	// requestedAt is the gate's reconcile.fluxcd.io/requestedAt as this
+	// reconcile read it, and checkedAt when the cache was last looked at
+	// for a newer one (superseded, hints.go).
+	requestedAt string
+	checkedAt   time.Time
 }
 
 // applyingRequeue is how soon a gate looks again when a GitOps tool was in
@@ -84,6 +89,7 @@ func newScope(gg *gitopsv1alpha1.GitGate) *scope {
 	// After the copy: handling the request is news for the status.
 	if v, ok := meta.ReconcileAnnotationValue(gg.GetAnnotations()); ok {
 		gg.Status.LastHandledReconcileAt = v
+		s.requestedAt = v
 	}
 	return s
 }
@@ -145,12 +151,17 @@ func (r *Reconciler) reconcileRollouts(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	wg.Wait()
 	// Statuses only once every Rollout's approval is applied: an approval
-	// never waits for the status posts of the Rollouts before it.
+	// never waits for the status posts of the Rollouts before it. Each
+	// Rollout's commit statuses, then its pull request's comment and check
+	// run, which show the statuses decided. A newer hint (a delivery)
+	// leaves the Rollouts not posted yet to the next reconcile, which
+	// starts at once and decides their posts again: nothing is lost, since
+	// what was posted is recorded per Rollout.
 	for i := range results {
-		r.postStatuses(ctx, s, &results[i], posts[i])
-	}
-	// Then the pull requests' comments and check runs, which show the statuses decided.
-	for i := range results {
+		if !r.postStatuses(ctx, s, &results[i], posts[i]) || r.superseded(ctx, s) {
+			ctrl.LoggerFrom(ctx).V(1).Info("A newer hint arrived: leaving the remaining posts to the next reconcile", "rollout", results[i].Name)
+			break
+		}
 		r.postSurface(ctx, s, &s.rollouts[i], &results[i], posts[i])
 	}
 	gg := s.gg
@@ -241,12 +252,17 @@ func (r *Reconciler) reconcileRollout(ctx context.Context, s *scope, ro *rollout
 }
 
 // postStatuses posts a Rollout's commit statuses and records the one on its
-// revision in out.
-func (r *Reconciler) postStatuses(ctx context.Context, s *scope, out *gitopsv1alpha1.BoundRollout, posts []Post) {
+// revision in out. It stops, reporting false, when a newer hint arrived
+// (superseded): the next reconcile decides the posts left again, and the
+// SCM client skips those already made.
+func (r *Reconciler) postStatuses(ctx context.Context, s *scope, out *gitopsv1alpha1.BoundRollout, posts []Post) bool {
 	if s.gg.Spec.Status.Disabled || s.c.scm == nil {
-		return
+		return true
 	}
 	for _, p := range posts {
+		if r.superseded(ctx, s) {
+			return false
+		}
 		posted, err := r.post(ctx, s, p)
 		if err != nil {
 			ctrl.LoggerFrom(ctx).Info("Commit status not posted", "rollout", out.Name, "sha", p.SHA, "reason", err.Error())
@@ -256,6 +272,7 @@ func (r *Reconciler) postStatuses(ctx context.Context, s *scope, out *gitopsv1al
 			out.Posted = posted
 		}
 	}
+	return true
 }
 
 // post posts a commit status unless GitHub asked to wait.

@@ -11,7 +11,7 @@ import (
 // Rollouts of the same commit still ask each question once; the bound
 // keeps the concurrent requests to the host well inside what GitHub
 // allows (it refuses over 100 at once per user).
-const rolloutWorkers = 8
+const rolloutWorkers = 24
 
 // The scope's shared state: what the concurrently reconciled Rollouts note
 // for the gate as a whole.

@@ -42,6 +42,24 @@ func (s *Server) ExhaustPrimary(reset time.Time) {
 	s.remaining = 0
 }
 
+// Slow makes every request of operation ("" for any) wait d before it is served, as a
+// GitHub under load answers; 0 ends it.
+func (s *Server) Slow(operation string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.slow == nil {
+		s.slow = map[string]time.Duration{}
+	}
+	s.slow[operation] = d
+}
+
+// slowness is how long a request of op waits before it is served (Slow).
+func (s *Server) slowness(op string) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(s.slow[op], s.slow[""])
+}
+
 // LimitSecondary starts a secondary (burst) limit for d: every request is answered 429 with a
 // retry-after of the seconds left, until the fake's clock has moved d on.
 func (s *Server) LimitSecondary(d time.Duration) {

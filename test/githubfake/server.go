@@ -45,15 +45,17 @@ type Server struct {
 	spec   *spec
 	report Reporter
 
-	mu        sync.Mutex
-	clock     func() time.Time
-	repos     map[string]*repository
-	tokens    map[string]tokenInfo
-	apps      map[int64]*app
-	appSlugs  map[int64]string
-	nextID    int64
-	requests  []Request
-	failures  []*failure
+	mu       sync.Mutex
+	clock    func() time.Time
+	repos    map[string]*repository
+	tokens   map[string]tokenInfo
+	apps     map[int64]*app
+	appSlugs map[int64]string
+	nextID   int64
+	requests []Request
+	failures []*failure
+	// slow holds, by operation, how long its requests wait (Slow).
+	slow      map[string]time.Duration
 	primary   time.Time // primary limit exhausted until
 	secondary time.Time // secondary limit until
 	remaining int
@@ -204,6 +206,13 @@ func (s *Server) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 
+	if d := s.slowness(op); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return
+		}
+	}
 	header := http.Header{}
 	if status, retry, message, limited := s.limited(op, header); limited {
 		if retry != "" {
