@@ -101,7 +101,7 @@ type Options struct {
 	// mid-release (Rollouts may override it).
 	KeepHeldOnDeletion bool
 	// RolloutWorkers and BatchReleaseWorkers are how many Rollouts and
-	// BatchReleases are reconciled at once (default 3 each).
+	// BatchReleases are reconciled at once (default DefaultWorkers each).
 	RolloutWorkers, BatchReleaseWorkers int
 	// InProcessRestarts allows running the manager more than once in one
 	// process (tests stop and restart sluice); it skips controller-runtime's
@@ -247,19 +247,19 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := (&rollout.Reconciler{
 		Client: rw.client, APIReader: rw.reader, Recorder: recorder, Clock: clk, Workloads: kinds.New,
 		Metrics: m.Rollouts(recorder, clk),
-		Workers: orDefault(o.RolloutWorkers, 3), ProgressDeadline: o.ProgressDeadline, KeepHeldOnDeletion: o.KeepHeldOnDeletion,
+		Workers: orDefault(o.RolloutWorkers, DefaultWorkers), ProgressDeadline: o.ProgressDeadline, KeepHeldOnDeletion: o.KeepHeldOnDeletion,
 		Namespace: namespaceOf(o),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the rollout controller: %w", err)
 	}
 	if err := (&batchrelease.Reconciler{
 		Client: rw.client, APIReader: rw.reader, Recorder: recorder, Clock: clk, Workloads: kinds.New,
-		Workers: orDefault(o.BatchReleaseWorkers, 3),
+		Workers: orDefault(o.BatchReleaseWorkers, DefaultWorkers),
 	}).SetupWithManager(ctx, mgr); err != nil {
 		return fmt.Errorf("setting up the batchrelease controller: %w", err)
 	}
 	if err := (&trafficrouting.Reconciler{
-		Client: rw.client, APIReader: mgr.GetAPIReader(), Recorder: recorder, Workers: orDefault(o.RolloutWorkers, 3),
+		Client: rw.client, APIReader: mgr.GetAPIReader(), Recorder: recorder, Workers: orDefault(o.RolloutWorkers, DefaultWorkers),
 		Namespace: namespaceOf(o),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the trafficrouting controller: %w", err)
@@ -308,6 +308,12 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}
 	return conversion.Setup(mgr)
 }
+
+// DefaultWorkers is how many Rollouts, and how many BatchReleases, are
+// reconciled at once unless Options say otherwise. A reconcile mostly waits
+// on the API server; with three workers an approval of 100 Rollouts at once
+// queued behind the others' round trips.
+const DefaultWorkers = 10
 
 func orDefault(v, def int) int {
 	if v > 0 {
