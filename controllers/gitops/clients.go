@@ -24,8 +24,10 @@ type clients struct {
 	// scm is nil when the gate names no SCM host: Git alone.
 	scm  scm.Client
 	keys *git.Keyring
-	// merged remembers the pull requests of merge commits (see memo.go).
-	merged *mergedPRs
+	// merged remembers the pull requests of merge commits, and settled
+	// the Git answers that never change (see memo.go).
+	merged  *mergedPRs
+	settled *settledGit
 	// checks writes check runs: the SCM client of a GitHub App; nil for
 	// the others.
 	checks scm.CheckRunWriter

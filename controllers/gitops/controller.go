@@ -62,8 +62,8 @@ type Reconciler struct {
 	// tells nobody.
 	SCMObserver scm.Observer
 
-	cache   clientCache
-	hints   hintClock
+	cache clientCache
+	hints hintClock
 	// kicks hands the gates of a delivery this replica received to its own
 	// controller (kick, hints.go).
 	kicks   chan event.TypedGenericEvent[*gitopsv1alpha1.GitGate]

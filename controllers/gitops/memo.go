@@ -27,8 +27,11 @@ func forOneReconcile(c *clients) *clients {
 	if c.merged == nil {
 		c.merged = &mergedPRs{m: bounded.New[string, []scm.PullRequest](maxMergedPRs)}
 	}
+	if c.settled == nil {
+		c.settled = newSettledGit()
+	}
 	out := *c
-	out.git = &memoGit{Reader: c.git, since: map[string]*memoized[[]git.Arrival]{}, reverts: map[[2]string]*memoized[git.RevertMatch]{},
+	out.git = &memoGit{Reader: c.git, settled: c.settled, since: map[string]*memoized[[]git.Arrival]{}, reverts: map[[2]string]*memoized[git.RevertMatch]{},
 		files: map[[2]string]*memoized[[]byte]{}, brought: map[string]*memoized[[]git.Commit]{}}
 	if c.scm != nil { // nil: the gate works from Git alone
 		out.scm = &memoSCM{
@@ -89,10 +92,44 @@ func remember[K comparable, T any](mu *sync.Mutex, m map[K]*memoized[T], k K, as
 	return a.v, a.err
 }
 
+// maxSettled bounds how many answers of each kind settledGit keeps.
+const maxSettled = 4096
+
+// settledGit remembers, as long as the gate's clients live, the Git answers
+// that depend on commits alone, which never change: whether one commit
+// reverts another (a tree diff each), a file of a commit, and the commits a
+// merge brought. Only answers are kept, never errors. Without it every
+// reconcile diffed the trees of every pair of a release's commit and the
+// commits after it again.
+type settledGit struct {
+	reverts *bounded.Map[[2]string, git.RevertMatch]
+	files   *bounded.Map[[2]string, []byte]
+	brought *bounded.Map[string, []git.Commit]
+}
+
+func newSettledGit() *settledGit {
+	return &settledGit{reverts: bounded.New[[2]string, git.RevertMatch](maxSettled), files: bounded.New[[2]string, []byte](maxSettled),
+		brought: bounded.New[string, []git.Commit](maxSettled)}
+}
+
+// settle returns the lasting answer for k in m, else asks (through the
+// reconcile's memo) and keeps a successful answer.
+func settle[K comparable, T any](m *bounded.Map[K, T], k K, ask func() (T, error)) (T, error) {
+	if v, ok := m.Get(k); ok {
+		return v, nil
+	}
+	v, err := ask()
+	if err == nil {
+		m.PutIfAbsent(k, v)
+	}
+	return v, err
+}
+
 // memoGit remembers CommitsSince, Reverts, File and Brought for one
-// reconcile.
+// reconcile, and the answers that never change (settledGit) for longer.
 type memoGit struct {
 	git.Reader
+	settled *settledGit
 	mu      sync.Mutex
 	since   map[string]*memoized[[]git.Arrival]
 	reverts map[[2]string]*memoized[git.RevertMatch]
@@ -102,12 +139,17 @@ type memoGit struct {
 
 // File implements git.Reader.
 func (m *memoGit) File(ctx context.Context, sha, p string) ([]byte, error) {
-	return remember(&m.mu, m.files, [2]string{sha, p}, func() ([]byte, error) { return m.Reader.File(ctx, sha, p) })
+	k := [2]string{sha, p}
+	return settle(m.settled.files, k, func() ([]byte, error) {
+		return remember(&m.mu, m.files, k, func() ([]byte, error) { return m.Reader.File(ctx, sha, p) })
+	})
 }
 
 // Brought implements git.Reader.
 func (m *memoGit) Brought(ctx context.Context, sha string) ([]git.Commit, error) {
-	return remember(&m.mu, m.brought, sha, func() ([]git.Commit, error) { return m.Reader.Brought(ctx, sha) })
+	return settle(m.settled.brought, sha, func() ([]git.Commit, error) {
+		return remember(&m.mu, m.brought, sha, func() ([]git.Commit, error) { return m.Reader.Brought(ctx, sha) })
+	})
 }
 
 var _ git.Reader = (*memoGit)(nil)
@@ -119,8 +161,9 @@ func (m *memoGit) CommitsSince(ctx context.Context, sha string) ([]git.Arrival, 
 
 // Reverts implements git.Reader.
 func (m *memoGit) Reverts(ctx context.Context, revert, target string) (git.RevertMatch, error) {
-	return remember(&m.mu, m.reverts, [2]string{revert, target}, func() (git.RevertMatch, error) {
-		return m.Reader.Reverts(ctx, revert, target)
+	k := [2]string{revert, target}
+	return settle(m.settled.reverts, k, func() (git.RevertMatch, error) {
+		return remember(&m.mu, m.reverts, k, func() (git.RevertMatch, error) { return m.Reader.Reverts(ctx, revert, target) })
 	})
 }
 
