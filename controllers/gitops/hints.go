@@ -32,10 +32,11 @@ func indexRepository(obj client.Object) []string {
 }
 
 // gatesOfRepository lists, from the cache, the GitGates bound to the GitHub
-// repository "owner/name".
+// repository "owner/name". They are the cache's own copies: callers only
+// read them.
 func (r *Reconciler) gatesOfRepository(ctx context.Context, repository string) ([]gitopsv1alpha1.GitGate, error) {
 	list := &gitopsv1alpha1.GitGateList{}
-	if err := r.Client.List(ctx, list, client.MatchingFields{repositoryIndex: strings.ToLower(repository)}); err != nil {
+	if err := r.Client.List(ctx, list, client.MatchingFields{repositoryIndex: strings.ToLower(repository)}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing gitgates of %s: %w", repository, err)
 	}
 	return list.Items, nil

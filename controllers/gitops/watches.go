@@ -11,8 +11,11 @@ import (
 
 // gatesOfRollout maps a Rollout to the GitGates of its namespace that bind it.
 func (r *Reconciler) gatesOfRollout(ctx context.Context, obj client.Object) []ctrl.Request {
+	// Shared with the cache, not copied (a gate's status holds every bound
+	// Rollout's record, and every change of a Rollout comes here): only
+	// read.
 	list := &gitopsv1alpha1.GitGateList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace())); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(obj.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []ctrl.Request
