@@ -239,7 +239,7 @@ func (r *Reconciler) workload(ctx context.Context, ro *rolloutsv1beta1.Rollout, 
 	}
 	key := types.NamespacedName{Namespace: ro.Namespace, Name: ref.Name}
 	if w, ok := kinds.NewObject(gv.WithKind(ref.Kind).GroupKind()); ok {
-		var reader client.Reader = r.APIReader
+		reader := r.APIReader
 		if cached {
 			reader = r.Client
 		}
