@@ -65,8 +65,11 @@ type Reconciler struct {
 	cache clientCache
 	hints hintClock
 	// kicks hands the gates of a delivery this replica received to its own
-	// controller (kick, hints.go).
+	// controller, and hinted counts them per gate (kick, hints.go); elected
+	// is closed once this replica leads.
 	kicks   chan event.TypedGenericEvent[*gitopsv1alpha1.GitGate]
+	hinted  hintCount
+	elected <-chan struct{}
 	secrets secretMemo
 	seenMu  sync.Mutex
 	seen    map[string]bool
@@ -92,6 +95,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing gitgates by repository: %w", err)
 	}
 	r.kicks = make(chan event.TypedGenericEvent[*gitopsv1alpha1.GitGate], kicksBuffer)
+	r.elected = mgr.Elected()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("gitgate").
 		For(&gitopsv1alpha1.GitGate{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
@@ -112,10 +116,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	if err := r.APIReader.Get(ctx, req.NamespacedName, gg); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.cache.drop(req.NamespacedName)
+			r.hinted.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// The hints handed over before the gate is read are this reconcile's.
+	hints := r.hinted.of(req.NamespacedName)
 	s := newScope(gg)
+	s.hints = hints
 	defer func() { result, err = r.finish(ctx, s, result, err) }()
 	for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){
 		r.reconcileSuspend, r.reconcileSource, r.reconcileRollouts,

@@ -44,16 +44,20 @@ func (r *Reconciler) gatesOfRepository(ctx context.Context, repository string) (
 
 // Hint asks for the GitGates bound to the GitHub repository "owner/name" to
 // be read again now. The webhook receiver calls it for every authentic,
-// first-seen delivery, on whichever replica received it: the hint is written
+// first-seen delivery, on whichever replica received it. The leader hands
+// each gate to its own controller at once (kick). A standby writes the hint
 // through the API, as the annotation reconcile.fluxcd.io/requestedAt (the
 // way Flux's objects are asked to reconcile) on each gate, which the
 // leader's controller watches, so no delivery waits for the poll because a
-// standby replica took it. When this replica is the leader, its own
-// controller is also handed the gate at once (kick), without waiting for the
-// annotation to come back through the watch. The hint is only a hint: the
-// gate re-reads everything from Git and GitHub. An error means a gate was
-// not told; the receiver then answers GitHub 503, so the delivery shows as
-// failed and can be redelivered.
+// standby replica took it; so does the leader when its controller cannot
+// take a kick at once. The hint is only a hint: the gate re-reads everything
+// from Git and GitHub. An error means a gate was not told; the receiver
+// then answers GitHub 503, so the delivery shows as failed and can be
+// redelivered.
+//
+// A leader that loses its lease mid-way drops what it was handed, and the
+// manager stops; the new leader reconciles every gate when it starts, so
+// no delivery's news is lost.
 func (r *Reconciler) Hint(ctx context.Context, repository string) error {
 	gates, err := r.gatesOfRepository(ctx, repository)
 	if err != nil {
@@ -61,7 +65,9 @@ func (r *Reconciler) Hint(ctx context.Context, repository string) error {
 	}
 	var errs []error
 	for i := range gates {
-		r.kick(&gates[i])
+		if r.leading() && r.kick(&gates[i]) {
+			continue
+		}
 		if err := r.requestReconcile(ctx, &gates[i]); err != nil {
 			errs = append(errs, err)
 		}
@@ -69,31 +75,77 @@ func (r *Reconciler) Hint(ctx context.Context, repository string) error {
 	return errors.Join(errs...)
 }
 
+// leading tells whether this replica leads (or runs without leader
+// election): its controllers run.
+func (r *Reconciler) leading() bool {
+	if r.elected == nil {
+		return false
+	}
+	select {
+	case <-r.elected:
+		return true
+	default:
+		return false
+	}
+}
+
 // kicksBuffer is how many gates handed to the controller directly may wait
-// for it; past that a kick is dropped, and the annotation written beside it
-// still wakes the gate.
+// for it; past that a kick is refused and the hint goes through the API.
 const kicksBuffer = 256
 
-// kick hands gg to this replica's own controller, if it runs (the leader):
-// the reconcile starts without the round trip of the hint's annotation
-// through the API server and the watch. It never blocks: on a standby
-// replica nothing reads the kicks, and the annotation is what wakes the
-// leader.
-func (r *Reconciler) kick(gg *gitopsv1alpha1.GitGate) {
+// kick hands gg to this replica's own controller: the reconcile starts
+// without the round trip of an annotation through the API server and the
+// watch. It never blocks; false says the controller's buffer is full. The
+// gate's hint count moves on either way, so that a reconcile of the gate
+// busy posting leaves its posts for the one that handles this hint
+// (superseded).
+func (r *Reconciler) kick(gg *gitopsv1alpha1.GitGate) bool {
 	if r.kicks == nil {
-		return
+		return false
 	}
 	target := &gitopsv1alpha1.GitGate{}
 	target.Namespace, target.Name = gg.Namespace, gg.Name
+	r.hinted.bump(client.ObjectKeyFromObject(gg))
 	select {
 	case r.kicks <- event.TypedGenericEvent[*gitopsv1alpha1.GitGate]{Object: target}:
+		return true
 	default:
+		return false
 	}
+}
+
+// hintCount counts, per gate, the hints this replica handed to its own
+// controller.
+type hintCount struct {
+	mu sync.Mutex
+	n  map[client.ObjectKey]uint64
+}
+
+func (c *hintCount) bump(k client.ObjectKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[client.ObjectKey]uint64{}
+	}
+	c.n[k]++
+}
+
+func (c *hintCount) of(k client.ObjectKey) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
+}
+
+func (c *hintCount) forget(k client.ObjectKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.n, k)
 }
 
 // superseded tells whether a hint newer than the one this reconcile
 // handles reached the gate (its reconcile.fluxcd.io/requestedAt changed in
-// the cache, or this replica received a delivery for it since): the
+// the cache, or this replica handed its controller a delivery for it
+// since): the
 // reconcile then leaves the commit statuses and pull-request comments it has
 // not posted yet for the next one, which starts at once, so that a delivery
 // never waits for the posts of the reconcile before it. Checked at most
@@ -104,6 +156,9 @@ func (r *Reconciler) superseded(ctx context.Context, s *scope) bool {
 		return false
 	}
 	s.checkedAt = now
+	if r.hinted.of(client.ObjectKeyFromObject(s.gg)) != s.hints {
+		return true
+	}
 	// Shared with the cache, not copied: only its annotations are read.
 	cur := &gitopsv1alpha1.GitGate{}
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(s.gg), cur, client.UnsafeDisableDeepCopy); err != nil {

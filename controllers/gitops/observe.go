@@ -257,12 +257,16 @@ func (r *Reconciler) workload(ctx context.Context, ro *rolloutsv1beta1.Rollout, 
 	return w, nil
 }
 
-// asUnstructured is w as an unstructured object, its kind set.
+// asUnstructured is w as an unstructured object, its kind set, without its
+// managedFields (the bulk of a workload, which the gate never reads).
 func asUnstructured(w client.Object) (*unstructured.Unstructured, error) {
 	if u, ok := w.(*unstructured.Unstructured); ok {
 		return u, nil
 	}
+	managed := w.GetManagedFields()
+	w.SetManagedFields(nil)
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	w.SetManagedFields(managed)
 	if err != nil {
 		return nil, fmt.Errorf("converting %s: %w", w.GetName(), err)
 	}

@@ -71,6 +71,9 @@ type scope struct {
 	// for a newer one (superseded, hints.go).
 	requestedAt string
 	checkedAt   time.Time
+	// hints is how many hints this replica had handed its controller for
+	// the gate when the reconcile started (hintCount).
+	hints uint64
 }
 
 // applyingRequeue is how soon a gate looks again when a GitOps tool was in
