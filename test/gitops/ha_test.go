@@ -11,13 +11,9 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/cmd/sluice/app"
-	"github.com/sluice-dev/sluice/test/githubfake"
 	"github.com/sluice-dev/sluice/test/managerproc"
 )
 
@@ -41,12 +37,7 @@ func TestGitGate_webhookToAnyReplica_reachesTheLeader(t *testing.T) {
 	b := startReplica(t, "sluice-ha-b", flags...)
 	leader, standby := electedPair(t, a, b)
 
-	w := newWorld(t, func(g *gitopsv1alpha1.GitGate) {
-		g.Spec.Interval = metav1.Duration{Duration: time.Hour}
-		g.Spec.WebhookSecretRef = &meta.LocalObjectReference{Name: "hook"}
-	})
-	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "hook"}, Data: map[string][]byte{"token": secret}})
-	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
+	w := newHookedWorld(t, secret)
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
 	w.waitApplied(merge)
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)

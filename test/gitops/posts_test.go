@@ -7,13 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	gitopsv1alpha1 "github.com/sluice-dev/sluice/api/gitops/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
-	"github.com/sluice-dev/sluice/test/githubfake"
 )
 
 // A delivery never waits for the commit statuses of the reconcile before
@@ -26,12 +20,7 @@ import (
 func TestGitGate_deliveryDuringSlowStatusPosts_isActedOnBeforeThem(t *testing.T) {
 	const perPost = 1500 * time.Millisecond
 	secret := []byte("hook-secret")
-	w := newWorld(t, func(g *gitopsv1alpha1.GitGate) {
-		g.Spec.Interval = metav1.Duration{Duration: time.Hour}
-		g.Spec.WebhookSecretRef = &meta.LocalObjectReference{Name: "hook"}
-	})
-	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "hook"}, Data: map[string][]byte{"token": secret}})
-	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
+	w := newHookedWorld(t, secret)
 
 	// Given four commits pushed to main and a pull request merged on top of
 	// them, each changing the workload, synced by Flux at once, and GitHub

@@ -15,18 +15,27 @@ import (
 	"github.com/sluice-dev/sluice/test/githubfake"
 )
 
-// Stories 1 and 5 through the webhook: with a poll of an hour, a label
-// delivery signed with the gate's secret starts step 2 within seconds; a
-// delivery with a bad signature is refused and triggers nothing; a replayed
-// delivery is ignored.
-func TestGitGate_webhookDelivery_triggersAndForgeriesDoNot(t *testing.T) {
-	secret := []byte("hook-secret")
+// newHookedWorld is newWorld with the gate polling hourly and the webhook
+// secret secret, so that only deliveries and the Rollout's changes wake it,
+// and with "reviewer" a writer of the repository.
+func newHookedWorld(t *testing.T, secret []byte) *world {
+	t.Helper()
 	w := newWorld(t, func(g *gitopsv1alpha1.GitGate) {
 		g.Spec.Interval = metav1.Duration{Duration: time.Hour}
 		g.Spec.WebhookSecretRef = &meta.LocalObjectReference{Name: "hook"}
 	})
 	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "hook"}, Data: map[string][]byte{"token": secret}})
 	w.gh.SetRole(ghRepo, "reviewer", githubfake.RoleWrite)
+	return w
+}
+
+// Stories 1 and 5 through the webhook: with a poll of an hour, a label
+// delivery signed with the gate's secret starts step 2 within seconds; a
+// delivery with a bad signature is refused and triggers nothing; a replayed
+// delivery is ignored.
+func TestGitGate_webhookDelivery_triggersAndForgeriesDoNot(t *testing.T) {
+	secret := []byte("hook-secret")
+	w := newHookedWorld(t, secret)
 	pr, merge := w.mergePullRequest("Bump checkout to v2", "dev", "reviewer", map[string]string{manifest: deploymentYAML("v2")})
 	w.waitApplied(merge) // the Rollout's changes wake the gate up, no poll needed
 	w.waitStep(1, rolloutsv1beta1.CanaryStepStatePaused)
