@@ -75,6 +75,13 @@ type gitopsResult struct {
 	GitHubPerIdleHour float64
 	// GitHubPerIdleReconcile is the GitHub requests of one idle reconcile.
 	GitHubPerIdleReconcile float64
+	// GitHubByOperation is GitHubPerRollout by GitHub operation (304s
+	// included: they cost no rate limit, but they are requests).
+	GitHubByOperation map[string]float64
+	// GitHubSpentPerRollout is GitHubPerRollout less the requests answered
+	// 304 Not Modified (conditional GETs, which GitHub does not count
+	// against the rate limit).
+	GitHubSpentPerRollout float64
 }
 
 func (s *gitopsScenario) logf(format string, args ...any) {

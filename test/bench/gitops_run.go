@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"sort"
@@ -74,7 +75,15 @@ func runGitOps(ctx context.Context, c client.WithWatch, runID string, o options,
 	if err := s.pollStatuses(ctx, merges, "success", "released"); err != nil {
 		return nil, err
 	}
-	res.GitHubPerRollout = float64(len(s.gh.Requests())-requests) / float64(s.n)
+	all := s.gh.Requests()
+	res.GitHubPerRollout = float64(len(all)-requests) / float64(s.n)
+	res.GitHubByOperation = map[string]float64{}
+	for _, r := range all[requests:] {
+		res.GitHubByOperation[r.Operation] += 1 / float64(s.n)
+		if r.Status != http.StatusNotModified {
+			res.GitHubSpentPerRollout += 1 / float64(s.n)
+		}
+	}
 
 	s.logf("idle: counting the GitHub requests of a reconcile with nothing to do")
 	if res.GitHubPerIdleReconcile, err = s.idleRequests(ctx, 3); err != nil {
@@ -150,8 +159,16 @@ func printGitOps(w io.Writer, r *gitopsResult) {
 	line("revert push delivery -> abort on the Rollout", r.RevertIntent, 2)
 	line("revert push delivery -> abort written", r.RevertWrite, 2)
 	line("revert push delivery -> every pod on stable", r.RevertStable, 2)
-	_, _ = fmt.Fprintf(w, "  GitHub requests: %.1f per rollout per release; %.1f per idle reconcile, %.0f per idle hour at the default 1m interval\n",
-		r.GitHubPerRollout, r.GitHubPerIdleReconcile, r.GitHubPerIdleHour)
+	_, _ = fmt.Fprintf(w, "  GitHub requests: %.1f per rollout per release (%.1f not answered 304, so counted by GitHub's rate limit); %.1f per idle reconcile, %.0f per idle hour at the default 1m interval\n",
+		r.GitHubPerRollout, r.GitHubSpentPerRollout, r.GitHubPerIdleReconcile, r.GitHubPerIdleHour)
+	ops := make([]string, 0, len(r.GitHubByOperation))
+	for op := range r.GitHubByOperation {
+		ops = append(ops, op)
+	}
+	sort.Slice(ops, func(i, j int) bool { return r.GitHubByOperation[ops[i]] > r.GitHubByOperation[ops[j]] })
+	for _, op := range ops {
+		_, _ = fmt.Fprintf(w, "    %-44s %5.1f per rollout per release\n", op, r.GitHubByOperation[op])
+	}
 }
 
 // sortedCopy is v sorted, for percentile.
