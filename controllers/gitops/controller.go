@@ -110,6 +110,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // in the scope, and from the error that ended them, and patched once, in a
 // deferred step: an error in any phase reaches the status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	// The hints handed over before the gate is read are this reconcile's.
+	hints := r.hinted.of(req.NamespacedName)
 	// Uncached: the status holds the approvals applied, and a stale copy
 	// would forget the last ones.
 	gg := &gitopsv1alpha1.GitGate{}
@@ -120,8 +122,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// The hints handed over before the gate is read are this reconcile's.
-	hints := r.hinted.of(req.NamespacedName)
 	s := newScope(gg)
 	s.hints = hints
 	defer func() { result, err = r.finish(ctx, s, result, err) }()

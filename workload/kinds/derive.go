@@ -248,8 +248,8 @@ func (tb table) newObject(gk schema.GroupKind) (client.Object, bool) {
 func WatchedFromStart(gk schema.GroupKind) bool { return builtin().watchedFromStart(gk) }
 
 func (tb table) watchedFromStart(gk schema.GroupKind) bool {
-	k, known, _ := tb.find(gk)
-	return known && k.Watch != nil
+	_, ok := tb.newObject(gk)
+	return ok
 }
 
 // Dependent is a type of object that workloads control, with the kinds
