@@ -23,6 +23,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -186,6 +187,30 @@ type Reader struct {
 	// API server (the cache would start an informer for it, and sluice may
 	// not be allowed to list it).
 	Cached map[schema.GroupVersionKind]bool
+	// Gated are kinds whose reads the cache serves only while their Gate
+	// is open: kinds whose cached copies can be wrong for a while, such as
+	// custom resources stored in a version that needs a conversion the
+	// API server does not do yet. A closed or missing Gate reads the API
+	// server.
+	Gated map[schema.GroupVersionKind]*Gate
+}
+
+// Gate says whether the cache can be trusted for a kind at all. The zero
+// value is closed. It is safe for concurrent use.
+type Gate struct{ open atomic.Bool }
+
+// Open lets the cache serve the kind's reads.
+func (g *Gate) Open() { g.open.Store(true) }
+
+// Close sends the kind's reads to the API server again.
+func (g *Gate) Close() { g.open.Store(false) }
+
+// Opened reports whether the cache serves the kind's reads.
+func (g *Gate) Opened() bool { return g != nil && g.open.Load() }
+
+// cached reports whether the cache may serve reads of gvk.
+func (r *Reader) cached(gvk schema.GroupVersionKind) bool {
+	return r.Cached[gvk] || r.Gated[gvk].Opened()
 }
 
 // Get reads key into obj: from the cache when the kind is cached and the
@@ -194,7 +219,7 @@ type Reader struct {
 // a later cached read never goes back in time).
 func (r *Reader) Get(ctx context.Context, name client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	gvk, err := r.Scheme.GroupVersionKindFor(obj)
-	if err != nil || !r.Cached[gvk] {
+	if err != nil || !r.cached(gvk) {
 		return r.API.Get(ctx, name, obj, opts...)
 	}
 	k := key{gk: gvk.GroupKind(), name: name}
@@ -234,7 +259,7 @@ func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...clien
 		return r.API.List(ctx, list, opts...)
 	}
 	item := gvk.GroupVersion().WithKind(trimList(gvk.Kind))
-	if !r.Cached[item] {
+	if !r.cached(item) {
 		return r.API.List(ctx, list, opts...)
 	}
 	if err := r.Cache.List(ctx, list, opts...); err != nil {

@@ -313,3 +313,30 @@ func TestReader_fromAPIServerBypassesACaughtUpCache(t *testing.T) {
 		t.Fatalf("read from the API server: labels=%v API reads=%d", fresh.Labels, w.apiR.gets)
 	}
 }
+
+func TestReader_aGatedKindReadsTheAPIServerUntilItsGateOpens(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, deployment("web"))
+	gate := &Gate{}
+	w.reader.Cached = nil
+	w.reader.Gated = map[schema.GroupVersionKind]*Gate{deployments: gate}
+	key := client.ObjectKey{Namespace: "ns", Name: "web"}
+	read := func(want int, what string) {
+		t.Helper()
+		before := w.apiR.gets + w.apiR.lists
+		if err := w.reader.Get(ctx, key, &appsv1.Deployment{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.reader.List(ctx, &appsv1.DeploymentList{}, client.InNamespace("ns")); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.apiR.gets + w.apiR.lists - before; got != want {
+			t.Fatalf("%s: a Get and a List made %d API reads, want %d", what, got, want)
+		}
+	}
+	read(2, "gate closed")
+	gate.Open()
+	read(0, "gate open")
+	gate.Close()
+	read(2, "gate closed again")
+}

@@ -42,7 +42,8 @@ const (
 // runs (kubectl-kruise rollout approve, a status patch), sluice's CRDs are
 // installed over OpenKruise's, sluice is started and each release is
 // approved step by step
-// Then the approval given before sluice ran moves the Deployment's release
+// Then sluice stores every object as v1beta1 (storedVersions [v1beta1])
+// before it serves them from its cache, the approval given before sluice ran moves the Deployment's release
 // on to step 2 (it is not lost when sluice first writes the status), and
 // the v1alpha1 BatchReleases read as v1beta1, sluice adopts both
 // workloads and finishes both releases: the Deployment ends on the new
@@ -98,6 +99,15 @@ func TestMigrate_releasesOpenKruiseLeftInFlight_finish(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Stop() })
+
+	// sluice stores every Rollout and BatchRelease as v1beta1 again before
+	// it reads them from its cache, and says so in the CRDs.
+	for _, crd := range []string{"rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"} {
+		poll.Until(t, "CRD "+crd+" storing v1beta1 only", func() (bool, string) {
+			got := storedVersions(t, c, crd)
+			return slices.Equal(got, []string{"v1beta1"}), fmt.Sprintf("storedVersions %v", got)
+		})
+	}
 
 	// The BatchReleases OpenKruise stored as v1alpha1 read as v1beta1.
 	for _, name := range []string{"web", "db"} {

@@ -244,6 +244,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
 	rw := newReads(mgr)
+	if err := mgr.Add(rw.guard); err != nil {
+		return err
+	}
 	if err := (&rollout.Reconciler{
 		Client: rw.client, APIReader: rw.reader, Recorder: recorder, Clock: clk, Workloads: kinds.New,
 		Metrics: m.Rollouts(recorder, clk),

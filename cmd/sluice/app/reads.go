@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/workload/kinds"
 )
@@ -18,13 +19,16 @@ import (
 type reads struct {
 	client client.Client
 	reader client.Reader
+	// guard opens the cache to Rollouts and BatchReleases once they are
+	// all stored as v1beta1.
+	guard *storageGuard
 }
 
 // newReads wraps mgr's client and readers. The cache serves the kinds
 // that the controllers watch from their start as typed objects (the
-// built-in workload kinds and what they control); everything else, the
-// Rollouts and BatchReleases, custom kinds and Secrets included, is read
-// from the API server.
+// built-in workload kinds and what they control), and Rollouts and
+// BatchReleases while the storage guard lets it; everything else, custom
+// kinds and Secrets included, is read from the API server.
 func newReads(mgr ctrl.Manager) *reads {
 	t := ownwrites.NewTracker()
 	c := mgr.GetClient()
@@ -37,22 +41,27 @@ func newReads(mgr ctrl.Manager) *reads {
 			cached[gvk] = true
 		}
 	}
-	// Rollouts and BatchReleases stay uncached reads: their v1alpha1 copies
-	// are converted by sluice's own webhook, whose conversion sluice sets on
-	// the CRDs at start and again when a CRD is re-applied without it. Until
-	// then the API server hands them out unconverted (empty fields), and an
-	// informer filled in that window would keep such copies until they
-	// change; a read from the API server is right again as soon as the
-	// conversion is.
 	for _, k := range kinds.Watched() {
 		add(k.Watch())
 	}
 	for _, d := range kinds.Dependents() {
 		add(d.Object())
 	}
+	// Rollouts and BatchReleases are read from the cache only once the
+	// storage guard has seen every one of them stored as v1beta1: objects
+	// stored as v1alpha1 are converted by sluice's own webhook, which
+	// sluice sets on the CRDs at start, and an informer filled before that
+	// would keep their unconverted copies (empty fields) until they change.
+	rollouts, batchReleases := &ownwrites.Gate{}, &ownwrites.Gate{}
+	gated := map[schema.GroupVersionKind]*ownwrites.Gate{
+		rolloutsv1beta1.GroupVersion.WithKind("Rollout"):      rollouts,
+		rolloutsv1beta1.GroupVersion.WithKind("BatchRelease"): batchReleases,
+	}
+	wc := ownwrites.NewClient(c, t)
 	return &reads{
-		client: ownwrites.NewClient(c, t),
-		reader: &ownwrites.Reader{Cache: mgr.GetCache(), API: mgr.GetAPIReader(), Tracker: t, Scheme: c, Cached: cached},
+		client: wc,
+		reader: &ownwrites.Reader{Cache: mgr.GetCache(), API: mgr.GetAPIReader(), Tracker: t, Scheme: c, Cached: cached, Gated: gated},
+		guard:  newStorageGuard(mgr.GetAPIReader(), wc, c, rollouts, batchReleases),
 	}
 }
 
