@@ -17,6 +17,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
+	"github.com/sluice-dev/sluice/controllers/settle"
 	"github.com/sluice-dev/sluice/workload/canarydeployment"
 	"github.com/sluice-dev/sluice/workload/kinds"
 )
@@ -44,13 +45,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&rolloutsv1beta1.BatchRelease{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate())))
 	for _, k := range kinds.Watched() {
-		b = b.Watches(k.Watch(), handler.EnqueueRequestsFromMapFunc(r.forWorkload(k.GroupKind.Kind)))
+		b = b.Watches(k.Watch(), settle.Handler(r.forWorkload(k.GroupKind.Kind)))
 	}
 	for _, d := range kinds.Dependents() {
-		b = b.Watches(d.Object(), handler.EnqueueRequestsFromMapFunc(r.forController(d.Controllers)))
+		b = b.Watches(d.Object(), settle.Handler(r.forController(d.Controllers)))
 	}
 	return b.
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.forCanaryDeployment)).
+		Watches(&appsv1.Deployment{}, settle.Handler(r.forCanaryDeployment)).
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
 		Named("batchrelease").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"strings"
+
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +15,7 @@ import (
 	rolloutsv1alpha1 "github.com/sluice-dev/sluice/api/rollouts/v1alpha1"
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/dynamicwatch"
+	"github.com/sluice-dev/sluice/controllers/settle"
 	"github.com/sluice-dev/sluice/traffic/providers"
 	"github.com/sluice-dev/sluice/workload/kinds"
 )
@@ -40,9 +43,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rolloutsv1beta1.Rollout{}).
-		Owns(&rolloutsv1beta1.BatchRelease{})
+		Watches(&rolloutsv1beta1.BatchRelease{}, settle.Handler(forOwner))
 	for _, k := range kinds.Watched() {
-		b = b.Watches(k.Watch(), handler.EnqueueRequestsFromMapFunc(r.forWorkload(k.GroupKind.Kind)))
+		b = b.Watches(k.Watch(), settle.Handler(r.forWorkload(k.GroupKind.Kind)))
 	}
 	b = b.
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
@@ -132,4 +135,13 @@ func (r *Reconciler) forRoute(kind string) handler.MapFunc {
 		}
 		return reqs
 	}
+}
+
+// forOwner maps a BatchRelease to the Rollout that controls it.
+func forOwner(_ context.Context, o client.Object) []ctrl.Request {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil || ref.Kind != "Rollout" || !strings.HasPrefix(ref.APIVersion, rolloutsv1beta1.GroupVersion.Group+"/") {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: ref.Name}}}
 }
