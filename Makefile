@@ -90,12 +90,14 @@ test: controlplane dataplane flux gitea chromium prometheus $(HELM) ## Run every
 BENCH_SIZES ?= 10 100 1000
 BENCH_IDLE ?= 10m
 BENCH_IDLE_ROLLOUTS ?= 1000
+BENCH_APPROVAL_SIZES ?= 100 1000
 
 .PHONY: bench
-bench: controlplane ## Run the benchmark scenarios on a local control plane and print docs/performance.md's table (BENCH_SIZES, BENCH_IDLE; an hour or more at the default sizes).
+bench: controlplane ## Run the benchmark scenarios on a local control plane and print docs/performance.md's table (BENCH_SIZES, BENCH_APPROVAL_SIZES, BENCH_IDLE; an hour or more at the default sizes).
 	go build -o $(BIN)/bench ./test/bench
 	$(BIN)/bench --row-header
 	for n in $(BENCH_SIZES); do $(BIN)/bench --rollouts $$n --replicas 10 --timeout 30m --row; done
+	for n in $(BENCH_APPROVAL_SIZES); do $(BIN)/bench --scenario=approval --rollouts $$n --replicas 10 --timeout 30m; done
 	$(BIN)/bench --scenario=idle --rollouts $(BENCH_IDLE_ROLLOUTS) --replicas 1 --idle $(BENCH_IDLE)
 	$(BIN)/bench --scenario=gitops
 

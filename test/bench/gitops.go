@@ -387,7 +387,7 @@ func (s *gitopsScenario) latencies(ctx context.Context, firstAfter func(string, 
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, setupLimit, true, func(context.Context) (bool, error) {
 		missing = 0
 		for i := range s.n {
-			at, ok := firstAfter(s.app(i), delivered[s.group(i)])
+			at, ok := firstAfter(s.ns+"/"+s.app(i), delivered[s.group(i)])
 			if !ok {
 				if missing == 0 {
 					example = fmt.Sprintf("%s (delivered %s)", s.app(i), delivered[s.group(i)].Format(time.StampMilli))

@@ -27,10 +27,10 @@ type writeWatch struct {
 	ns string
 
 	mu     sync.Mutex
-	writes map[string][]time.Time // app -> times
+	writes map[string][]time.Time // app ("namespace/name") -> times
 	gens   map[string]string      // kind/name -> generation and annotations seen
-	// intents are, per app, when the GitGate's sluice.dev/approve or
-	// sluice.dev/abort on the Rollout changed.
+	// intents are, per app, when sluice.dev/approve or sluice.dev/abort
+	// on its Rollout changed.
 	intents map[string][]time.Time
 }
 
@@ -38,8 +38,9 @@ func newWriteWatch(c client.WithWatch, ns string) *writeWatch {
 	return &writeWatch{c: c, ns: ns, writes: map[string][]time.Time{}, gens: map[string]string{}, intents: map[string][]time.Time{}}
 }
 
-// start lists the workloads (the baseline) and watches them from there
-// until the returned stop is called.
+// start lists the workloads of namespace ns ("": every namespace; apps
+// are named "namespace/name") as the baseline, and watches them from
+// there until the returned stop is called.
 func (w *writeWatch) start(ctx context.Context) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	ds := &appsv1.DeploymentList{}
@@ -136,13 +137,13 @@ func (w *writeWatch) seen(obj client.Object, at time.Time) {
 	intent := false
 	switch o := obj.(type) {
 	case *rolloutsv1beta1.Rollout:
-		app, key, intent = o.Name, "Rollout/"+o.Name, true
+		app, key, intent = o.Namespace+"/"+o.Name, "Rollout/"+o.Namespace+"/"+o.Name, true
 		state = o.Annotations[rolloutsv1beta1.ApproveAnnotation] + "\x00" + o.Annotations[rolloutsv1beta1.AbortAnnotation]
 	case *appsv1.Deployment:
-		app, key = o.Name, "Deployment/"+o.Name
+		app, key = o.Namespace+"/"+o.Name, "Deployment/"+o.Namespace+"/"+o.Name
 		state = generationAndAnnotations(o.Generation, o.Annotations)
 	case *appsv1.ReplicaSet:
-		app, key = o.Labels["app"], "ReplicaSet/"+o.Name
+		app, key = o.Namespace+"/"+o.Labels["app"], "ReplicaSet/"+o.Namespace+"/"+o.Name
 		state = generationAndAnnotations(o.Generation, nil)
 	default:
 		return

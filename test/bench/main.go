@@ -17,6 +17,12 @@
 // delivery to the abort's write and to every pod on stable, and the GitHub
 // requests spent per rollout and per idle hour.
 //
+// --scenario=approval releases to --rollouts Rollouts whose step 1 waits
+// for an approval, approves them all at once (half through a status patch,
+// half through sluice.dev/approve) and prints p50/p99 from each approval to
+// the next batch's workload write. --scenario=idle watches Healthy
+// Rollouts for --idle and counts what the manager does.
+//
 // --trace adds what each Rollout reported over time; --log-requests logs
 // every API request of the manager with its body, for finding where
 // requests go. It exits non-zero only when the scenario cannot be run, and
@@ -76,7 +82,7 @@ func main() {
 	fs.BoolVar(&o.logRequests, "log-requests", false, "print every API request of the manager to stderr (skews the memory numbers)")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long the releases may take")
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "how long to keep counting writes after the last release completed")
-	fs.StringVar(&o.scenario, "scenario", "release", "release (many Rollouts released at once) or gitops (Rollouts bound to one GitGate, approved by webhooks)")
+	fs.StringVar(&o.scenario, "scenario", "release", "release (many Rollouts released at once), approval (Rollouts paused at step 1 approved at once), idle, or gitops (Rollouts bound to one GitGate, approved by webhooks)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the process (manager included) over the measured phases to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "release and idle: write a heap profile of the process at the end of the measured phase to this file")
 	fs.BoolVar(&o.row, "row", false, "release: print only one line of docs/performance.md's table (--row-header prints its header)")
@@ -94,8 +100,8 @@ func main() {
 			o.rollouts = 100
 		}
 	}
-	if o.scenario != "release" && o.scenario != "gitops" && o.scenario != "idle" {
-		fmt.Fprintln(os.Stderr, "bench: --scenario must be release, idle or gitops")
+	if o.scenario != "release" && o.scenario != "gitops" && o.scenario != "idle" && o.scenario != "approval" {
+		fmt.Fprintln(os.Stderr, "bench: --scenario must be release, approval, idle or gitops")
 		os.Exit(2)
 	}
 	if o.rollouts < 1 || o.replicas < 1 || o.replicas > 1000 {
@@ -166,7 +172,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	s := &scenario{c: c, runID: rand.String(5), n: o.rollouts, replicas: res.Replicas, progress: stderr}
+	s := &scenario{c: c, runID: rand.String(5), n: o.rollouts, replicas: res.Replicas, progress: stderr, approval: o.scenario == "approval"}
 	s.logf("creating %d deployments of %d replicas", s.n, s.replicas)
 	if err := s.setup(ctx); err != nil {
 		return err
@@ -188,6 +194,18 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			return json.NewEncoder(stdout).Encode(r)
 		}
 		printIdle(stdout, r)
+		return nil
+	}
+	if o.scenario == "approval" {
+		s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
+		r, err := measureApproval(ctx, s, counter, o.timeout)
+		if err := errors.Join(err, stopProfile(), writeHeapProfile(o.memProfile)); err != nil {
+			return err
+		}
+		if o.json {
+			return json.NewEncoder(stdout).Encode(r)
+		}
+		printApproval(stdout, r)
 		return nil
 	}
 	s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)

@@ -39,6 +39,9 @@ type scenario struct {
 	n        int
 	replicas int32
 	progress io.Writer
+	// approval makes step 1 of each Rollout wait for an approval (the
+	// approval scenario); otherwise every pause lasts 0 seconds.
+	approval bool
 }
 
 // namespace is the namespace of the i-th Deployment and Rollout.
@@ -84,7 +87,7 @@ func (s *scenario) setup(ctx context.Context) error {
 	}
 	s.logf("%d deployments available; creating rollouts", s.n)
 	for _, ns := range s.namespaces() {
-		if err := s.c.Create(ctx, newRollout(ns, s.runID)); err != nil {
+		if err := s.c.Create(ctx, newRollout(ns, s.runID, s.approval)); err != nil {
 			return fmt.Errorf("creating rollout in %s: %w", ns, err)
 		}
 	}
@@ -215,13 +218,18 @@ func newDeployment(ns string, replicas int32) *appsv1.Deployment {
 }
 
 // newRollout is the scenario's Rollout in ns: steps of 1 pod, 50% and
-// 100%, each with a zero-duration pause.
-func newRollout(ns, runID string) *rolloutsv1beta1.Rollout {
+// 100%, each with a zero-duration pause, except step 1 when approval is
+// set: it waits for an approval.
+func newRollout(ns, runID string, approval bool) *rolloutsv1beta1.Rollout {
 	var steps []rolloutsv1beta1.CanaryStep
-	for _, r := range []string{"1", "50%", "100%"} {
+	for i, r := range []string{"1", "50%", "100%"} {
 		replicas := intstr.Parse(r)
 		zero := int32(0)
-		steps = append(steps, rolloutsv1beta1.CanaryStep{Replicas: &replicas, Pause: rolloutsv1beta1.RolloutPause{Duration: &zero}})
+		step := rolloutsv1beta1.CanaryStep{Replicas: &replicas, Pause: rolloutsv1beta1.RolloutPause{Duration: &zero}}
+		if approval && i == 0 {
+			step.Pause = rolloutsv1beta1.RolloutPause{}
+		}
+		steps = append(steps, step)
 	}
 	return &rolloutsv1beta1.Rollout{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: appName, Labels: map[string]string{benchLabel: runID}},
