@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/controllers/spacing"
 	"github.com/sluice-dev/sluice/internal/killpoint"
 	"github.com/sluice-dev/sluice/workload"
 )
@@ -44,6 +45,9 @@ type Reconciler struct {
 	Workers int
 	// Workloads returns the adapter for a workload reference.
 	Workloads workload.Factory
+
+	// progress spaces out status writes of pod counts alone.
+	progress spacing.Writes
 }
 
 // styleOf is the rolling style of a plan; enableExtraWorkloadForCanary
@@ -79,6 +83,9 @@ const conflictRetry = 250 * time.Millisecond
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	br := &rolloutsv1beta1.BatchRelease{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, br); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.progress.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	logger := ctrl.LoggerFrom(ctx).WithValues("batchRelease", klog.KObj(br))
@@ -125,6 +132,9 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, e
 	}
 	if perr := r.patchStatus(ctx, s); perr != nil {
 		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	if s.deferred > 0 && (result.RequeueAfter == 0 || s.deferred < result.RequeueAfter) {
+		result.RequeueAfter = s.deferred
 	}
 	return result, err
 }

@@ -25,6 +25,9 @@ type scope struct {
 	base     *rolloutsv1beta1.BatchRelease
 	releaser workload.Releaser
 	now      time.Time
+	// deferred is how long a status write of pod counts alone was put
+	// off (controllers/spacing).
+	deferred time.Duration
 }
 
 // needsPreparing reports whether the BatchRelease must (re)claim its

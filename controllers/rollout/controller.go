@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/controllers/spacing"
 	"github.com/sluice-dev/sluice/observability/metrics"
 	"github.com/sluice-dev/sluice/release/canary"
 	"github.com/sluice-dev/sluice/workload"
@@ -59,7 +60,7 @@ type Reconciler struct {
 	// once remembers the once-only events recorded.
 	once onceEvents
 	// progress spaces out status writes of pod counts alone.
-	progress progressWrites
+	progress spacing.Writes
 }
 
 // +kubebuilder:rbac:groups=rollouts.kruise.io,resources=rollouts,verbs=get;list;watch;update;patch
@@ -177,7 +178,7 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, e
 		if err := r.removeFinalizer(ctx, s); err != nil {
 			return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
 		}
-		r.progress.forget(client.ObjectKeyFromObject(s.ro))
+		r.progress.Forget(client.ObjectKeyFromObject(s.ro))
 	}
 	if s.deferred > 0 && (result.RequeueAfter == 0 || s.deferred < result.RequeueAfter) {
 		result.RequeueAfter = s.deferred

@@ -38,7 +38,7 @@ type scope struct {
 	actions canary.Actions
 	stepped bool
 	// deferred is how long a status write of pod counts alone was put
-	// off (progressWrites).
+	// off (controllers/spacing).
 	deferred time.Duration
 }
 

@@ -2,9 +2,6 @@ package rollout
 
 import (
 	"testing"
-	"time"
-
-	"k8s.io/apimachinery/pkg/types"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 )
@@ -34,28 +31,5 @@ func TestProgressOnly(t *testing.T) {
 		if got := progressOnly(tc.before, tc.after); got != tc.want {
 			t.Errorf("%s: progressOnly = %v, want %v", tc.name, got, tc.want)
 		}
-	}
-}
-
-func TestProgressWrites_spacesWritesOfOneRollout(t *testing.T) {
-	var p progressWrites
-	web, api := types.NamespacedName{Namespace: "shop", Name: "web"}, types.NamespacedName{Namespace: "shop", Name: "api"}
-	t0 := time.Unix(1000, 0)
-	if d := p.wait(web, t0); d != 0 {
-		t.Fatalf("a Rollout never written waits %s", d)
-	}
-	p.wrote(web, t0)
-	if d := p.wait(web, t0.Add(300*time.Millisecond)); d != 700*time.Millisecond {
-		t.Fatalf("300ms after a write: waits %s, want 700ms", d)
-	}
-	if d := p.wait(api, t0.Add(300*time.Millisecond)); d != 0 {
-		t.Fatalf("another Rollout waits %s", d)
-	}
-	if d := p.wait(web, t0.Add(progressInterval)); d != 0 {
-		t.Fatalf("an interval after the write: waits %s", d)
-	}
-	p.forget(web)
-	if d := p.wait(web, t0); d != 0 {
-		t.Fatalf("a forgotten Rollout waits %s", d)
 	}
 }

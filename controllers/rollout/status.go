@@ -23,7 +23,7 @@ import (
 // never overwritten: the patch fails and the next reconcile sees it.
 //
 // A change of pod counts alone waits until the last write is
-// progressInterval old; s.deferred then says how long, and the reconcile
+// spacing.Interval old; s.deferred then says how long, and the reconcile
 // comes back by then.
 func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	if apiequality.Semantic.DeepEqual(s.base.Status, s.ro.Status) {
@@ -33,7 +33,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	// test clock must not hold the counts back for ever.
 	key, now := client.ObjectKeyFromObject(s.ro), time.Now()
 	if progressOnly(&s.base.Status, &s.ro.Status) {
-		if s.deferred = r.progress.wait(key, now); s.deferred > 0 {
+		if s.deferred = r.progress.Wait(key, now); s.deferred > 0 {
 			return nil
 		}
 	}
@@ -42,13 +42,13 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 	err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(s.base, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(rolloutsv1beta1.FieldManager))
 	if apierrors.IsNotFound(err) {
-		r.progress.forget(key)
+		r.progress.Forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("patching status: %w", err)
 	}
-	r.progress.wrote(key, now)
+	r.progress.Wrote(key, now)
 	return nil
 }
 
