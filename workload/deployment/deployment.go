@@ -167,7 +167,7 @@ func (r *Releaser) UpgradeBatch(ctx context.Context, desired int32) (bool, error
 	if spec := specPatch(g, d); len(spec) > 0 {
 		// A conflict (the Deployment changed since it was read) goes back
 		// to the caller, which plans the batch again from a fresh read.
-		if err := r.patchGate(ctx, d, spec); err != nil {
+		if err := r.patch(ctx, d, map[string]any{"spec": spec}); err != nil {
 			return false, err
 		}
 		killpoint.ReachedIf(ctx, g.Mode == modeArm, killpoint.DeploymentArmed, r.key.String())
