@@ -43,8 +43,9 @@ const approvalGoal = 200 * time.Millisecond
 // measureApproval releases the new image to every Deployment, waits until
 // every Rollout is paused at step 1, then approves them all at once and
 // measures each approval's delay to the next batch's first workload write,
-// waiting at most timeout for them.
-func measureApproval(ctx context.Context, s *scenario, counter *requestCounter, timeout time.Duration) (*approvalResult, error) {
+// waiting at most timeout for them. approver sends the approvals, without
+// a client-side rate limit.
+func measureApproval(ctx context.Context, s *scenario, approver client.Client, counter *requestCounter, timeout time.Duration) (*approvalResult, error) {
 	_, revisions, err := s.changeImages(ctx)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func measureApproval(ctx context.Context, s *scenario, counter *requestCounter, 
 	errs := make([]error, s.n)
 	var wg sync.WaitGroup
 	for i, ns := range s.namespaces() {
-		wg.Go(func() { approved[i], errs[i] = approve(ctx, s.c, ns, i%2 == 0, revisions[i]) })
+		wg.Go(func() { approved[i], errs[i] = approve(ctx, approver, ns, i%2 == 0, revisions[i]) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
