@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // Delay is how long an event waits before it starts a reconcile. A
@@ -28,7 +28,7 @@ const Delay = 150 * time.Millisecond
 // Handler maps events with m, as handler.EnqueueRequestsFromMapFunc does,
 // and queues what it finds after Delay.
 func Handler(m handler.MapFunc) handler.EventHandler {
-	type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
+	type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
 	add := func(ctx context.Context, q queue, objs ...client.Object) {
 		for _, o := range objs {
 			if o == nil {
