@@ -189,14 +189,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if o.scenario == "idle" {
 		s.logf("ready after %.1fs; watching %d healthy rollouts for %s", res.Setup.Total, s.n, o.idle)
 		r, err := measureIdle(ctx, counter, s.n, o.idle)
-		if err := errors.Join(err, stopProfile(), writeHeapProfile(o.memProfile)); err != nil {
-			return err
-		}
-		if o.json {
-			return json.NewEncoder(stdout).Encode(r)
-		}
-		printIdle(stdout, r)
-		return nil
+		return report(o, stdout, r, errors.Join(err, stopProfile()), func() { printIdle(stdout, r) })
 	}
 	if o.scenario == "approval" {
 		s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
@@ -209,14 +202,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 			return err
 		}
 		r, err := measureApproval(ctx, s, approver, counter, o.timeout)
-		if err := errors.Join(err, stopProfile(), writeHeapProfile(o.memProfile)); err != nil {
-			return err
-		}
-		if o.json {
-			return json.NewEncoder(stdout).Encode(r)
-		}
-		printApproval(stdout, r)
-		return nil
+		return report(o, stdout, r, errors.Join(err, stopProfile()), func() { printApproval(stdout, r) })
 	}
 	s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
 	w, err := measure(ctx, s, counter, o)
@@ -313,4 +299,17 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 // of a release (kwok nodes take 110 pods each; 3 at least, 250 at most).
 func nodesFor(pods int) int {
 	return min(max(3, pods*3/2/100+1), 250)
+}
+
+// report ends a scenario that measured r: unless err, it writes the heap
+// profile and prints r as JSON (--json) or with printText.
+func report(o options, stdout io.Writer, r any, err error, printText func()) error {
+	if err := errors.Join(err, writeHeapProfile(o.memProfile)); err != nil {
+		return err
+	}
+	if o.json {
+		return json.NewEncoder(stdout).Encode(r)
+	}
+	printText()
+	return nil
 }
