@@ -25,14 +25,19 @@ var unexercised = map[string]justified{
 		"Deployment resizes its ReplicaSets to hold every pod on the stable revision (test/e2e/abort_deployment_test), " +
 		"and a ReplicaSet sluice wrote is read from the API server until the cache has caught up with the write " +
 		"(internal/ownwrites); a release without an abort reads them only from the cache"},
-	"rollouts.kruise.io/rollouts": {"create list" + noUpdate, "cache fill, the watch is used here; create: the dry-run " +
-		"probes of the conversion before the storage guard stores the objects of a cluster where OpenKruise stored v1alpha1 " +
-		"again (test/migrate); here every object is stored as v1beta1 already"},
+	"rollouts.kruise.io/rollouts": {"create get list" + noUpdate, "cache fill, the watch is used here; get: Rollouts are " +
+		"read from the cache once the storage guard has seen them all stored as v1beta1, and from the API server only " +
+		"until the cache has caught up with sluice's own last write (internal/ownwrites), which a run may not meet; " +
+		"create: the dry-run probes of the conversion before the storage guard stores the objects of a cluster where " +
+		"OpenKruise stored v1alpha1 again (test/migrate); here every object is stored as v1beta1 already"},
 	"apiextensions.k8s.io/customresourcedefinitions/status": {"patch", "the storage guard sets storedVersions to [v1beta1] " +
 		"once it has stored every Rollout and BatchRelease again (test/migrate)"},
-	"rollouts.kruise.io/batchreleases": {"list" + noUpdate, "cache fill; the watch is used here"},
-	"apps/deployments": {"create delete list" + noUpdate, "canary-style Deployments: the extra canary Deployment " +
-		"is created and deleted (enableExtraWorkloadForCanary, test/e2e/canary_deployment_test)"},
+	"rollouts.kruise.io/batchreleases": {"get list" + noUpdate, "cache fill, the watch is used here; get: as for " +
+		"Rollouts, only until the cache has caught up with sluice's own write"},
+	"apps/deployments": {"create delete get list" + noUpdate, "canary-style Deployments: the extra canary Deployment " +
+		"is created and deleted (enableExtraWorkloadForCanary, test/e2e/canary_deployment_test); get: the workload is " +
+		"read from the cache, and from the API server only until the cache has caught up with sluice's own last write " +
+		"(internal/ownwrites), which a run may not meet"},
 	"apps/statefulsets":           {"get list patch" + noUpdate, "releases of StatefulSets through their partition (test/e2e/partition_*)"},
 	"apps/daemonsets":             {"get list patch" + noUpdate, "releases of DaemonSets node by node (test/e2e/daemonset)"},
 	"apps/controllerrevisions":    {"get list watch", "revisions of StatefulSets and DaemonSets (partition and daemonset adapters)"},
