@@ -389,6 +389,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add("pull_request", "payload="+url.QueryEscape(labeledJSON("acme/app")), true, "application/x-www-form-urlencoded")
 	f.Add("issues", `{}`, true, "text/plain")
 	f.Add("check_run", checkRunJSON("requested_action", "approve-1"), true, "application/json")
+	f.Add("pull_request", labeledJSON("acme/apP"), true, "application/json") // GitHub's names ignore case
 	allowed := map[int]bool{200: true, 202: true, 400: true, 401: true, 405: true, 413: true, 415: true, 500: true}
 	f.Fuzz(func(t *testing.T, event, body string, sign bool, contentType string) {
 		h := newHarness(t, 4096)
@@ -404,7 +405,7 @@ func FuzzHandler(f *testing.F) {
 		if len(triggered) > 0 && (!sign || status != http.StatusOK || answer != "accepted\n") {
 			t.Fatalf("triggered %+v with signed=%v and answer %d %q", triggered, sign, status, answer)
 		}
-		if len(triggered) == 1 && (triggered[0].Repository != "acme/app" && triggered[0].Repository != "acme/shared") {
+		if len(triggered) == 1 && !strings.EqualFold(triggered[0].Repository, "acme/app") && !strings.EqualFold(triggered[0].Repository, "acme/shared") {
 			t.Fatalf("triggered an event of repository %q, which has no secret", triggered[0].Repository)
 		}
 	})
