@@ -45,13 +45,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 		For(&rolloutsv1beta1.BatchRelease{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, deletionPredicate())))
 	for _, k := range kinds.Watched() {
-		b = b.Watches(k.Watch(), settle.Handler(r.forWorkload(k.GroupKind.Kind)))
+		b = b.Watches(k.Watch(), settle.Delayed(handler.EnqueueRequestsFromMapFunc(r.forWorkload(k.GroupKind.Kind))))
 	}
 	for _, d := range kinds.Dependents() {
-		b = b.Watches(d.Object(), settle.Handler(r.forController(d.Controllers)))
+		b = b.Watches(d.Object(), settle.Delayed(handler.EnqueueRequestsFromMapFunc(r.forController(d.Controllers))))
 	}
 	return b.
-		Watches(&appsv1.Deployment{}, settle.Handler(r.forCanaryDeployment)).
+		Watches(&appsv1.Deployment{}, settle.Delayed(handler.EnqueueRequestsFromMapFunc(r.forCanaryDeployment))).
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
 		Named("batchrelease").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(r.Workers, 1)}).

@@ -1,8 +1,6 @@
 package rollout
 
 import (
-	"strings"
-
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,9 +41,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&rolloutsv1beta1.Rollout{}).
-		Watches(&rolloutsv1beta1.BatchRelease{}, settle.Handler(forOwner))
+		Watches(&rolloutsv1beta1.BatchRelease{}, settle.Delayed(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &rolloutsv1beta1.Rollout{}, handler.OnlyControllerOwner())))
 	for _, k := range kinds.Watched() {
-		b = b.Watches(k.Watch(), settle.Handler(r.forWorkload(k.GroupKind.Kind)))
+		b = b.Watches(k.Watch(), settle.Delayed(handler.EnqueueRequestsFromMapFunc(r.forWorkload(k.GroupKind.Kind))))
 	}
 	b = b.
 		WatchesRawSource(dynamicwatch.Workloads(mgr.GetCache(), r.forWorkload)).
@@ -135,13 +133,4 @@ func (r *Reconciler) forRoute(kind string) handler.MapFunc {
 		}
 		return reqs
 	}
-}
-
-// forOwner maps a BatchRelease to the Rollout that controls it.
-func forOwner(_ context.Context, o client.Object) []ctrl.Request {
-	ref := metav1.GetControllerOf(o)
-	if ref == nil || ref.Kind != "Rollout" || !strings.HasPrefix(ref.APIVersion, rolloutsv1beta1.GroupVersion.Group+"/") {
-		return nil
-	}
-	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: ref.Name}}}
 }

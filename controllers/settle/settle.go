@@ -1,7 +1,7 @@
-// Package settle turns bursts of watch events into one reconcile: a
-// handler that queues what it maps after a short delay, so that the
-// events of one object within that delay start a single reconcile (the
-// queue keeps a key once).
+// Package settle turns bursts of watch events into one reconcile: it
+// wraps an event handler so that what the handler queues is queued after
+// a short delay, and the events of one object within that delay start a
+// single reconcile (the queue keeps a key once).
 package settle
 
 import (
@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 )
@@ -22,29 +21,25 @@ import (
 // reconciles of each BatchRelease per release, most of them finding
 // nothing new to do. The controllers queue the changes of their own
 // objects (an approval, an abort) at once, and those of the objects they
-// follow through a settle handler.
+// follow through a Delayed handler.
 const Delay = 150 * time.Millisecond
 
-// Handler maps events with m, as handler.EnqueueRequestsFromMapFunc does,
-// and queues what it finds after Delay.
-func Handler(m handler.MapFunc) handler.EventHandler {
-	type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
-	add := func(ctx context.Context, q queue, objs ...client.Object) {
-		for _, o := range objs {
-			if o == nil {
-				continue
-			}
-			for _, req := range m(ctx, o) {
-				q.AddAfter(req, Delay)
-			}
-		}
-	}
+// queue is a controller's work queue.
+type queue = workqueue.TypedRateLimitingInterface[ctrl.Request]
+
+// delayedQueue turns each Add into an add after Delay. It is not a
+// priority queue, so controller-runtime's handlers call its Add.
+type delayedQueue struct{ queue }
+
+// Add queues r after Delay.
+func (q delayedQueue) Add(r ctrl.Request) { q.AddAfter(r, Delay) }
+
+// Delayed returns h with every request it queues delayed by Delay.
+func Delayed(h handler.EventHandler) handler.EventHandler {
 	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q queue) { add(ctx, q, e.Object) },
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q queue) { add(ctx, q, e.ObjectOld, e.ObjectNew) },
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q queue) { add(ctx, q, e.Object) },
-		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) {
-			add(ctx, q, e.Object)
-		},
+		CreateFunc:  func(ctx context.Context, e event.CreateEvent, q queue) { h.Create(ctx, e, delayedQueue{q}) },
+		UpdateFunc:  func(ctx context.Context, e event.UpdateEvent, q queue) { h.Update(ctx, e, delayedQueue{q}) },
+		DeleteFunc:  func(ctx context.Context, e event.DeleteEvent, q queue) { h.Delete(ctx, e, delayedQueue{q}) },
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { h.Generic(ctx, e, delayedQueue{q}) },
 	}
 }
