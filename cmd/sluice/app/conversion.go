@@ -41,10 +41,7 @@ func enableConversion(ctx context.Context, c client.Client, conv *apiextensionsv
 	}
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := probeConversion(ctx, c)
-		if err == nil {
-			err = probeBatchReleaseConversion(ctx, c)
-		}
+		err := probeConversions(ctx, c)
 		if err != nil && ctx.Err() == nil {
 			last = err
 		}
@@ -88,6 +85,15 @@ func patchConversion(ctx context.Context, c client.Client, conv *apiextensionsv1
 		}
 	}
 	return nil
+}
+
+// probeConversions reports whether the API server converts v1alpha1
+// Rollouts and BatchReleases through the webhook (the two probes below).
+func probeConversions(ctx context.Context, c client.Client) error {
+	if err := probeConversion(ctx, c); err != nil {
+		return err
+	}
+	return probeBatchReleaseConversion(ctx, c)
 }
 
 // probeConversion dry-runs the create of a v1alpha1 Rollout whose step has a

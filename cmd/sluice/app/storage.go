@@ -75,12 +75,7 @@ type storageGuard struct {
 func newStorageGuard(api client.Reader, writes, probes client.Client, rollouts, batchReleases *ownwrites.Gate) *storageGuard {
 	return &storageGuard{
 		api: api, client: writes,
-		probe: func(ctx context.Context) error {
-			if err := probeConversion(ctx, probes); err != nil {
-				return err
-			}
-			return probeBatchReleaseConversion(ctx, probes)
-		},
+		probe: func(ctx context.Context) error { return probeConversions(ctx, probes) },
 		crds: []guardedCRD{
 			{name: "rollouts.rollouts.kruise.io", gate: rollouts,
 				list: func() client.ObjectList { return &rolloutsv1beta1.RolloutList{} }},
