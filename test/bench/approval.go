@@ -35,6 +35,8 @@ type approvalResult struct {
 	// high-water mark of its resident set, setup included.
 	CPUSeconds float64 `json:"cpuSeconds"`
 	PeakRSS    uint64  `json:"peakRssBytes"`
+	// Process says whose CPU and memory these are.
+	Process string `json:"process"`
 }
 
 // approvalGoal is issue 15's target for the approval latency (p99).
@@ -45,7 +47,7 @@ const approvalGoal = 200 * time.Millisecond
 // measures each approval's delay to the next batch's first workload write,
 // waiting at most timeout for them. approver sends the approvals, without
 // a client-side rate limit.
-func measureApproval(ctx context.Context, s *scenario, approver client.Client, counter *requestCounter, timeout time.Duration) (*approvalResult, error) {
+func measureApproval(ctx context.Context, s *scenario, approver client.Client, side managerSide, timeout time.Duration) (*approvalResult, error) {
 	_, revisions, err := s.changeImages(ctx)
 	if err != nil {
 		return nil, err
@@ -70,8 +72,8 @@ func measureApproval(ctx context.Context, s *scenario, approver client.Client, c
 	defer stop()
 	afterSecond(ctx, time.Now())
 	s.logf("approving %d rollouts at once", s.n)
-	cpu := cpuSeconds()
-	counter.openWindow()
+	cpu := side.cpuSeconds()
+	side.openWindow()
 	approved := make([]time.Time, s.n)
 	errs := make([]error, s.n)
 	var wg sync.WaitGroup
@@ -82,7 +84,7 @@ func measureApproval(ctx context.Context, s *scenario, approver client.Client, c
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	res := &approvalResult{Rollouts: s.n}
+	res := &approvalResult{Rollouts: s.n, Process: side.process()}
 	missing := 0
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		res.StatusPatch, res.Annotation, missing = nil, nil, 0
@@ -102,8 +104,8 @@ func measureApproval(ctx context.Context, s *scenario, approver client.Client, c
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the next batches: %w (%d of %d never written)", err, missing, s.n)
 	}
-	counts := counter.snapshot()
-	res.CPUSeconds, res.PeakRSS = round3(cpuSeconds()-cpu), peakResidentBytes()
+	counts := side.snapshot()
+	res.CPUSeconds, res.PeakRSS = round3(side.cpuSeconds()-cpu), side.peakRSS()
 	res.WriteKinds, res.Writes = tally(counts, writeKind)
 	res.ReadKinds, res.Reads = tally(counts, readKind)
 	return res, nil
@@ -144,5 +146,5 @@ func printApproval(w io.Writer, r *approvalResult) {
 		r.Writes, float64(r.Writes)/float64(max(r.Rollouts, 1)), r.Reads, float64(r.Reads)/float64(max(r.Rollouts, 1)))
 	printCounts(w, r.WriteKinds, float64(r.Rollouts))
 	printCounts(w, r.ReadKinds, float64(r.Rollouts))
-	p("  CPU %.1fs; resident set high-water mark %s (setup included)", r.CPUSeconds, mib(r.PeakRSS))
+	p("  CPU %.1fs; resident set high-water mark %s (setup included), of %s", r.CPUSeconds, mib(r.PeakRSS), r.Process)
 }

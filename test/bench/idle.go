@@ -26,31 +26,33 @@ type idleResult struct {
 	// mark, setup included.
 	RSS     uint64 `json:"rssBytes"`
 	PeakRSS uint64 `json:"peakRssBytes"`
+	// Process says whose CPU and memory these are.
+	Process string `json:"process"`
 	// Reconciles is what each controller did in the period.
 	Controllers []controllerStats `json:"controllers"`
 }
 
 // measureIdle counts the manager's requests, CPU and memory for d while
 // nothing changes.
-func measureIdle(ctx context.Context, counter *requestCounter, n int, d time.Duration) (*idleResult, error) {
-	before, err := readControllerMetrics()
+func measureIdle(ctx context.Context, side managerSide, n int, d time.Duration) (*idleResult, error) {
+	before, err := side.controllerMetrics()
 	if err != nil {
 		return nil, err
 	}
-	cpu := cpuSeconds()
-	counter.openWindow()
+	cpu := side.cpuSeconds()
+	side.openWindow()
 	began := time.Now()
 	sleep(ctx, d)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	counts := counter.snapshot()
-	after, err := readControllerMetrics()
+	counts := side.snapshot()
+	after, err := side.controllerMetrics()
 	if err != nil {
 		return nil, err
 	}
-	res := &idleResult{Rollouts: n, Seconds: round3(time.Since(began).Seconds()), CPUSeconds: round3(cpuSeconds() - cpu),
-		RSS: residentBytes(), PeakRSS: peakResidentBytes()}
+	res := &idleResult{Rollouts: n, Seconds: round3(time.Since(began).Seconds()), CPUSeconds: round3(side.cpuSeconds() - cpu),
+		RSS: side.memory().RSS, PeakRSS: side.peakRSS(), Process: side.process()}
 	res.WriteKinds, res.Writes = tally(counts, writeKind)
 	res.ReadKinds, res.Reads = tally(counts, readKind)
 	res.Controllers = controllerDeltas(before, after, res.Seconds)
@@ -65,8 +67,8 @@ func printIdle(w io.Writer, r *idleResult) {
 	printCounts(w, r.WriteKinds, float64(r.Rollouts))
 	p("    reads (watches included as one each): %d", r.Reads)
 	printCounts(w, r.ReadKinds, float64(r.Rollouts))
-	p("    CPU %.1fs (%.1f%% of one core); resident set %s now, high-water mark %s (setup included)",
-		r.CPUSeconds, 100*r.CPUSeconds/max(r.Seconds, 0.001), mib(r.RSS), mib(r.PeakRSS))
+	p("    CPU %.1fs (%.1f%% of one core); resident set %s now, high-water mark %s (setup included), of %s",
+		r.CPUSeconds, 100*r.CPUSeconds/max(r.Seconds, 0.001), mib(r.RSS), mib(r.PeakRSS), r.Process)
 	for _, c := range r.Controllers {
 		p("    %-12s %d reconciles (%s), busy %.1fs", c.Name, total(c.Reconciles), byResult(c.Reconciles), c.BusySeconds)
 	}

@@ -70,6 +70,12 @@ type options struct {
 	memProfile          string
 	row                 bool
 	idle                time.Duration
+	// managerProcess runs the manager in a process of its own, so that the
+	// memory and CPU reported are the manager's alone.
+	managerProcess bool
+	// serveManager and kubeconfig make this process that manager's process
+	// (set by the benchmark itself, never by hand).
+	serveManager, kubeconfig string
 }
 
 func main() {
@@ -94,7 +100,20 @@ func main() {
 	}
 	fs.DurationVar(&o.idle, "idle", 10*time.Minute, "idle: how long to watch the Healthy Rollouts")
 	fs.IntVar(&o.prs, "prs", 10, "gitops: how many pull requests carry the commits of the Rollouts")
+	fs.BoolVar(&o.managerProcess, "manager-process", false, "release, approval and idle: run the manager in a process of its own, so that memory and CPU are the manager's alone (no --cpuprofile or --memprofile then)")
+	fs.StringVar(&o.serveManager, "serve-manager", "", "internal: be the manager's process of --manager-process, answering the benchmark on this address")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "internal: the control plane of --serve-manager")
 	_ = fs.Parse(os.Args[1:])
+	if o.serveManager != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := serveManager(ctx, o.serveManager, o.kubeconfig, managerLogger(o, os.Stderr), requestLogOf(o, os.Stderr))
+		stop()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "bench manager:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.scenario == "gitops" {
 		rolloutsSet := false
 		fs.Visit(func(f *flag.Flag) { rolloutsSet = rolloutsSet || f.Name == "rollouts" })
@@ -104,6 +123,10 @@ func main() {
 	}
 	if o.scenario != "release" && o.scenario != "gitops" && o.scenario != "idle" && o.scenario != "approval" {
 		fmt.Fprintln(os.Stderr, "bench: --scenario must be release, approval, idle or gitops")
+		os.Exit(2)
+	}
+	if o.managerProcess && (o.scenario == "gitops" || o.cpuProfile != "" || o.memProfile != "") {
+		fmt.Fprintln(os.Stderr, "bench: --manager-process measures the release, approval and idle scenarios, without profiles (they are of the benchmark's own process)")
 		os.Exit(2)
 	}
 	if o.rollouts < 1 || o.replicas < 1 || o.replicas > 1000 {
@@ -147,23 +170,15 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if err := env.InstallCRDs(ctx, cfg); err != nil {
 		return err
 	}
-	logger := logr.Discard()
-	if o.managerLog {
-		logger = funcr.New(func(prefix, args string) { _, _ = fmt.Fprintln(stderr, prefix, args) }, funcr.Options{})
-	}
-	var requestLog io.Writer
-	if o.logRequests {
-		requestLog = stderr
-	}
-	counter := newRequestCounter(requestLog)
+	logger := managerLogger(o, stderr)
 	if o.scenario == "gitops" {
 		return runGitOpsBench(ctx, cfg, o, logger, stdout, stderr)
 	}
-	m, err := env.StartManager(ctx, cfg, env.ManagerOptions{Name: "sluice-bench", Logger: logger, WrapTransport: counter.wrap})
+	side, stopManager, err := startManager(ctx, o, cfg, cl.KubeconfigPath(), stderr)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, m.Stop()) }()
+	defer func() { err = errors.Join(err, stopManager()) }()
 	res.Setup.Manager = time.Since(began).Seconds() - res.Setup.Cluster
 
 	scheme, err := app.Scheme()
@@ -188,7 +203,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	}
 	if o.scenario == "idle" {
 		s.logf("ready after %.1fs; watching %d healthy rollouts for %s", res.Setup.Total, s.n, o.idle)
-		r, err := measureIdle(ctx, counter, s.n, o.idle)
+		r, err := measureIdle(ctx, side, s.n, o.idle)
 		return report(o, stdout, r, errors.Join(err, stopProfile()), func() { printIdle(stdout, r) })
 	}
 	if o.scenario == "approval" {
@@ -201,11 +216,11 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		r, err := measureApproval(ctx, s, approver, counter, o.timeout)
+		r, err := measureApproval(ctx, s, approver, side, o.timeout)
 		return report(o, stdout, r, errors.Join(err, stopProfile()), func() { printApproval(stdout, r) })
 	}
 	s.logf("ready after %.1fs; changing %d images", res.Setup.Total, s.n)
-	w, err := measure(ctx, s, counter, o)
+	w, err := measure(ctx, s, side, o)
 	if err := errors.Join(err, stopProfile(), writeHeapProfile(o.memProfile)); err != nil {
 		return err
 	}
@@ -225,10 +240,47 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	return nil
 }
 
+// managerLogger is where the manager's logs go: stderr with --manager-log,
+// nowhere without.
+func managerLogger(o options, stderr io.Writer) logr.Logger {
+	if !o.managerLog {
+		return logr.Discard()
+	}
+	return funcr.New(func(prefix, args string) { _, _ = fmt.Fprintln(stderr, prefix, args) }, funcr.Options{})
+}
+
+// requestLogOf is where every API request of the manager is logged:
+// stderr with --log-requests, nowhere without.
+func requestLogOf(o options, stderr io.Writer) io.Writer {
+	if !o.logRequests {
+		return nil
+	}
+	return stderr
+}
+
+// startManager starts the sluice manager in this process, or with
+// --manager-process in one of its own, and returns how to measure it and
+// how to stop it.
+func startManager(ctx context.Context, o options, cfg *rest.Config, kubeconfig string, stderr io.Writer) (managerSide, func() error, error) {
+	if o.managerProcess {
+		a, err := startApart(ctx, kubeconfig, o.managerLog, o.logRequests, stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, func() error { a.stop(); return nil }, nil
+	}
+	counter := newRequestCounter(requestLogOf(o, stderr))
+	m, err := env.StartManager(ctx, cfg, env.ManagerOptions{Name: "sluice-bench", Logger: managerLogger(o, stderr), WrapTransport: counter.wrap})
+	if err != nil {
+		return nil, nil, err
+	}
+	return inProcess{counter: counter}, m.Stop, nil
+}
+
 // measure changes every image, waits until every release completed, and
 // returns what the window between the first change and the last completion
 // recorded.
-func measure(ctx context.Context, s *scenario, counter *requestCounter, o options) (*window, error) {
+func measure(ctx context.Context, s *scenario, side managerSide, o options) (*window, error) {
 	tr := newTracker()
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watching := make(chan struct{})
@@ -241,14 +293,14 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 		<-watching
 	}()
 
-	w := &window{changedAt: map[string]time.Time{}}
+	w := &window{changedAt: map[string]time.Time{}, process: side.process()}
 	var err error
-	if w.metricsBefore, err = readControllerMetrics(); err != nil {
+	if w.metricsBefore, err = side.controllerMetrics(); err != nil {
 		return nil, err
 	}
-	sampler := startSampling(sampleInterval)
-	cpuBefore := cpuSeconds()
-	counter.openWindow()
+	sampler := startSampling(side, sampleInterval)
+	cpuBefore := side.cpuSeconds()
+	side.openWindow()
 	at, revisions, err := s.changeImages(ctx)
 	if err != nil {
 		_, _, _ = sampler.stop()
@@ -258,7 +310,7 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 	w.first = at[0]
 	for i, ns := range s.namespaces() {
 		w.changedAt[ns], want[ns] = at[i], revisions[i]
-		counter.mark(at[i], "image changed in "+ns)
+		side.mark(at[i], "image changed in "+ns)
 		if at[i].Before(w.first) {
 			w.first = at[i]
 		}
@@ -267,12 +319,12 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 	w.done, err = tr.wait(ctx, o.timeout)
 	w.end = time.Now()
 	w.baseline, w.peak, w.samples = sampler.stop()
-	w.depths, w.cpu, w.peakRSS = sampler.depths(), cpuSeconds()-cpuBefore, peakResidentBytes()
+	w.depths, w.cpu, w.peakRSS = sampler.depths(), side.cpuSeconds()-cpuBefore, side.peakRSS()
 	if err != nil {
 		return nil, err
 	}
-	w.inWindow = counter.snapshot()
-	if w.metricsAfter, err = readControllerMetrics(); err != nil {
+	w.inWindow = side.snapshot()
+	if w.metricsAfter, err = side.controllerMetrics(); err != nil {
 		return nil, err
 	}
 	s.logf("all releases completed %.1fs after the first change", w.end.Sub(w.first).Seconds())
@@ -286,7 +338,7 @@ func measure(ctx context.Context, s *scenario, counter *requestCounter, o option
 		return nil, ctx.Err()
 	}
 	w.after = map[requestKey]requestStat{}
-	for k, st := range counter.snapshot() {
+	for k, st := range side.snapshot() {
 		if d := st.N - w.inWindow[k].N; d > 0 {
 			w.after[k] = requestStat{N: d, Time: st.Time - w.inWindow[k].Time}
 		}

@@ -96,9 +96,10 @@ func maxMemory(a, b memoryUse) memoryUse {
 	return memoryUse{HeapInuse: max(a.HeapInuse, b.HeapInuse), HeapLive: max(a.HeapLive, b.HeapLive), Total: max(a.Total, b.Total), RSS: max(a.RSS, b.RSS)}
 }
 
-// memorySampler records the peak Go memory of the process between start
-// and stop.
+// memorySampler records the peak memory of the manager's process between
+// start and stop.
 type memorySampler struct {
+	side     managerSide
 	baseline memoryUse
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -111,10 +112,10 @@ type memorySampler struct {
 
 // startSampling collects garbage, takes the baseline reading, and then
 // samples every interval until stop.
-func startSampling(interval time.Duration) *memorySampler {
+func startSampling(side managerSide, interval time.Duration) *memorySampler {
 	runtime.GC()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &memorySampler{baseline: readMemory(), cancel: cancel, depth: map[string]float64{}}
+	m := &memorySampler{side: side, baseline: side.memory(), cancel: cancel, depth: map[string]float64{}}
 	m.peak = m.baseline
 	m.wg.Go(func() {
 		t := time.NewTicker(interval)
@@ -124,8 +125,8 @@ func startSampling(interval time.Duration) *memorySampler {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				m.record(readMemory())
-				m.recordDepths(readQueueDepths())
+				m.record(side.memory())
+				m.recordDepths(side.queueDepths())
 			}
 		}
 	})
@@ -161,7 +162,7 @@ func (m *memorySampler) depths() map[string]float64 {
 func (m *memorySampler) stop() (baseline, peak memoryUse, samples int) {
 	m.cancel()
 	m.wg.Wait()
-	m.record(readMemory())
+	m.record(m.side.memory())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.baseline, m.peak, m.samples

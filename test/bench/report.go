@@ -212,7 +212,7 @@ func printText(w io.Writer, r *result) {
 		p("    note: %s", n)
 	}
 	p("")
-	p("controllers in the window (controller-runtime's in-process metrics):")
+	p("controllers in the window (the manager's controller-runtime metrics):")
 	for _, c := range r.Controllers {
 		p("    %-12s %d worker(s), %d reconciles (%s), busy %.1fs = %.0f%% of the window, mean reconcile %.1fms, mean queue wait %.1fms, queue depth max %d",
 			c.Name, c.Workers, total(c.Reconciles), byResult(c.Reconciles), c.BusySeconds, c.Utilization*100, c.MeanReconcileMs, c.MeanQueueWaitMs, c.MaxQueueDepth)
@@ -225,7 +225,7 @@ func printText(w io.Writer, r *result) {
 	p("    live heap at the last GC: baseline %s, peak %s", mib(m.Baseline.HeapLive), mib(m.Peak.HeapLive))
 	p("    total Go runtime memory (Sys): baseline %s, peak %s (%d samples every %dms)",
 		mib(m.Baseline.Total), mib(m.Peak.Total), m.Samples, m.IntervalMs)
-	p("    CPU time of the process in the window: %.1fs (%.0f%% of one core)", r.CPUSeconds, 100*r.CPUSeconds/max(r.Window, 0.001))
+	p("    CPU time of that process in the window: %.1fs (%.0f%% of one core)", r.CPUSeconds, 100*r.CPUSeconds/max(r.Window, 0.001))
 }
 
 // printCounts writes one indented line per kind, with its rate per Rollout.

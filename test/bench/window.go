@@ -15,6 +15,8 @@ type window struct {
 	// changedAt and done are, per namespace, when the image change was sent
 	// and when the watch delivered the completed release.
 	changedAt, done map[string]time.Time
+	// process says whose memory and CPU the window measured.
+	process string
 	// inWindow counts the manager's requests in the window, after those of
 	// the settle period that followed.
 	inWindow, after map[requestKey]requestStat
@@ -66,10 +68,9 @@ func (w *window) fill(res *result, namespaces []string, settle time.Duration) {
 		q.Notes = append(q.Notes, fmt.Sprintf("%d writes went outside the scenario's namespaces", other))
 	}
 	res.Memory = memoryReport{
-		What: fmt.Sprintf("Go memory of the benchmark process, which runs the sluice manager in-process together with the "+
-			"benchmark's own client and Rollout watch (the control plane's processes are not counted); baseline read "+
-			"after a forced GC just before the first image change, peaks sampled from runtime/metrics every %s until "+
-			"the last Rollout Completed", sampleInterval),
+		What: fmt.Sprintf("memory of %s (the control plane's processes are not counted); baseline read "+
+			"just before the first image change, peaks sampled from runtime/metrics every %s until "+
+			"the last Rollout Completed", w.process, sampleInterval),
 		IntervalMs: int(sampleInterval / time.Millisecond), Samples: w.samples, Baseline: w.baseline, Peak: w.peak,
 		PeakRSS: w.peakRSS,
 	}
