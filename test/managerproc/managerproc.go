@@ -6,6 +6,7 @@ package managerproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -94,17 +95,41 @@ type Process struct {
 // Start runs the process and waits until it is ready as o.Ready says,
 // failing the test with the end of its log if it is not. The process is
 // killed when the test ends.
+//
+// Its ports are chosen free just before it starts, and the kernel may hand
+// one of them to another socket (an outgoing connection's local port) in
+// between; a process that exits because a port is taken is started again
+// on new ports, up to three times.
 func Start(t *testing.T, o Options) *Process {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, err := start(t, o)
+		if err == nil {
+			return p
+		}
+		if attempt < 3 && errors.Is(err, errPortTaken) {
+			t.Logf("sluice %s: %v; starting it again on other ports", o.Name, err)
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+// errPortTaken is start's error when the process could not bind a port.
+var errPortTaken = errors.New("a port chosen for it was taken before it bound it")
+
+// start runs the process once; see Start.
+func start(t *testing.T, o Options) (*Process, error) {
 	t.Helper()
 	p := &Process{Name: o.Name, Webhook: FreePort(t), Probe: FreePort(t), Metrics: FreePort(t), opts: o, exited: make(chan struct{})}
 	p.Log = filepath.Join(t.TempDir(), o.Name+".log")
 	logFile, err := os.Create(p.Log)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	kubeconfig, err := asManager(o.Kubeconfig, t.TempDir())
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	args := []string{
 		"--local", "--webhook-config-name=" + o.Name,
@@ -133,7 +158,7 @@ func Start(t *testing.T, o Options) *Process {
 	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting sluice %s: %v", o.Name, err)
+		return nil, fmt.Errorf("starting sluice %s: %w", o.Name, err)
 	}
 	go func() {
 		_ = p.cmd.Wait()
@@ -148,15 +173,21 @@ func Start(t *testing.T, o Options) *Process {
 	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-p.exited:
+			if strings.Contains(p.Tail(), "address already in use") {
+				return false, errPortTaken
+			}
 			return false, fmt.Errorf("sluice %s exited", o.Name)
 		default:
 		}
 		return p.ready(ctx), nil
 	})
-	if err != nil {
-		t.Fatalf("sluice %s not ready: %v\n%s", o.Name, err, p.Tail())
+	if errors.Is(err, errPortTaken) {
+		return nil, fmt.Errorf("sluice %s exited: %w\n%s", o.Name, err, p.Tail())
 	}
-	return p
+	if err != nil {
+		return nil, fmt.Errorf("sluice %s not ready: %w\n%s", o.Name, err, p.Tail())
+	}
+	return p, nil
 }
 
 func (p *Process) ready(ctx context.Context) bool {
