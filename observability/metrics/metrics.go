@@ -69,10 +69,20 @@ type AdmissionObserver interface {
 	InternalError(webhook, outcome string)
 }
 
+// CacheObserver records whether the manager reads a CRD's objects from its
+// cache or, while they may be stored in another version, from the API
+// server.
+type CacheObserver interface {
+	// CachedReads records whether the objects of crd are read from the
+	// cache (true) or from the API server (false).
+	CachedReads(crd string, cached bool)
+}
+
 var (
 	_ SCMObserver       = (*Metrics)(nil)
 	_ DeliveryObserver  = (*Metrics)(nil)
 	_ AdmissionObserver = (*Metrics)(nil)
+	_ CacheObserver     = (*Metrics)(nil)
 )
 
 // The label names.
@@ -90,6 +100,7 @@ const (
 	labelReason    = "reason"
 	labelWebhook   = "webhook"
 	labelOutcome   = "outcome"
+	labelCRD       = "crd"
 )
 
 // Metrics holds sluice's collectors.
@@ -105,6 +116,7 @@ type Metrics struct {
 	scmRateLimit     prometheus.Gauge
 	webhookDelivered *prometheus.CounterVec
 	admissionErrors  *prometheus.CounterVec
+	cachedReads      *prometheus.GaugeVec
 }
 
 // New builds the collectors and registers them on reg. A collector that reg
@@ -158,6 +170,10 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "sluice_admission_internal_errors_total",
 			Help: "Requests an admission webhook could not judge (an internal error), by webhook and by what its failure policy did: allowed (Ignore) or denied (Fail).",
 		}, []string{labelWebhook, labelOutcome}),
+		cachedReads: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_cached_reads",
+			Help: "1 while the release controllers read the CRD's objects from the manager's cache, 0 while they read them from the API server (objects may still be stored in another version).",
+		}, []string{labelCRD}),
 	}
 	var errs []error
 	m.rolloutInfo = register(reg, m.rolloutInfo, &errs)
@@ -171,6 +187,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.scmRateLimit = register(reg, m.scmRateLimit, &errs)
 	m.webhookDelivered = register(reg, m.webhookDelivered, &errs)
 	m.admissionErrors = register(reg, m.admissionErrors, &errs)
+	m.cachedReads = register(reg, m.cachedReads, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -228,4 +245,16 @@ func (m *Metrics) InternalError(webhook, outcome string) {
 		return
 	}
 	m.admissionErrors.WithLabelValues(webhook, outcome).Inc()
+}
+
+// CachedReads records whether crd's objects are read from the cache.
+func (m *Metrics) CachedReads(crd string, cached bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if cached {
+		v = 1
+	}
+	m.cachedReads.WithLabelValues(crd).Set(v)
 }

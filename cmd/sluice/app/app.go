@@ -243,7 +243,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return fmt.Errorf("registering metrics: %w", err)
 	}
-	rw := newReads(mgr)
+	rw := newReads(mgr, m)
 	if err := mgr.Add(rw.guard); err != nil {
 		return err
 	}

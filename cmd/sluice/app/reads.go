@@ -9,6 +9,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/ownwrites"
+	"github.com/sluice-dev/sluice/observability/metrics"
 	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
@@ -29,7 +30,7 @@ type reads struct {
 // built-in workload kinds and what they control), and Rollouts and
 // BatchReleases while the storage guard lets it; everything else, custom
 // kinds and Secrets included, is read from the API server.
-func newReads(mgr ctrl.Manager) *reads {
+func newReads(mgr ctrl.Manager, observe metrics.CacheObserver) *reads {
 	t := ownwrites.NewTracker()
 	c := mgr.GetClient()
 	cached := map[schema.GroupVersionKind]bool{}
@@ -61,7 +62,7 @@ func newReads(mgr ctrl.Manager) *reads {
 	return &reads{
 		client: wc,
 		reader: &ownwrites.Reader{Cache: mgr.GetCache(), API: mgr.GetAPIReader(), Tracker: t, Scheme: c, Cached: cached, Gated: gated},
-		guard:  newStorageGuard(mgr.GetAPIReader(), wc, c, rollouts, batchReleases),
+		guard:  newStorageGuard(mgr.GetAPIReader(), wc, c, rollouts, batchReleases, observe),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/ownwrites"
+	"github.com/sluice-dev/sluice/observability/metrics"
 )
 
 // storageRecheck is how often the storage guard reads the CRDs again once
@@ -67,14 +68,18 @@ type storageGuard struct {
 	probe func(context.Context) error
 	// crds are the guarded CRDs.
 	crds []guardedCRD
+	// observe, when set, records each gate's state (the
+	// sluice_cached_reads gauge), so that a manager reading from the API
+	// server is seen, not only logged.
+	observe metrics.CacheObserver
 }
 
 // newStorageGuard guards the Rollout and BatchRelease CRDs with the gates
 // of their cached reads; writes are the migration's (recorded) client,
 // probes the one of the dry-run probes.
-func newStorageGuard(api client.Reader, writes, probes client.Client, rollouts, batchReleases *ownwrites.Gate) *storageGuard {
+func newStorageGuard(api client.Reader, writes, probes client.Client, rollouts, batchReleases *ownwrites.Gate, observe metrics.CacheObserver) *storageGuard {
 	return &storageGuard{
-		api: api, client: writes,
+		api: api, client: writes, observe: observe,
 		probe: func(ctx context.Context) error { return probeConversions(ctx, probes) },
 		crds: []guardedCRD{
 			{name: "rollouts.rollouts.kruise.io", gate: rollouts,
@@ -98,7 +103,7 @@ func (g *storageGuard) Start(ctx context.Context) error {
 	for {
 		next := storageRecheck
 		for _, c := range g.crds {
-			err := g.check(ctx, c)
+			err := g.guard(ctx, c)
 			if err == nil {
 				delete(said, c.name)
 				continue
@@ -106,7 +111,6 @@ func (g *storageGuard) Start(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			c.gate.Close()
 			next = storageRetry
 			if why := err.Error(); said[c.name] != why {
 				said[c.name] = why
@@ -121,9 +125,17 @@ func (g *storageGuard) Start(ctx context.Context) error {
 	}
 }
 
-// check opens c's gate when all of c's objects are stored as v1beta1,
-// migrating them first when the CRD says some may not be; it returns why
-// the gate must stay closed otherwise.
+// guard checks c and opens its gate when the check passes, closes it
+// otherwise, and returns why it is closed.
+func (g *storageGuard) guard(ctx context.Context, c guardedCRD) error {
+	err := g.check(ctx, c)
+	g.setGate(c, err == nil)
+	return err
+}
+
+// check returns nil when all of c's objects are stored as v1beta1,
+// migrating them first (with the gate closed) when the CRD says some may
+// not be, and otherwise why the gate must stay closed.
 func (g *storageGuard) check(ctx context.Context, c guardedCRD) error {
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
@@ -139,10 +151,9 @@ func (g *storageGuard) check(ctx context.Context, c guardedCRD) error {
 		if !c.gate.Opened() {
 			ctrl.LoggerFrom(ctx).Info("Reading from the cache: every object is stored as v1beta1", "crd", c.name)
 		}
-		c.gate.Open()
 		return nil
 	}
-	c.gate.Close()
+	g.setGate(c, false)
 	if err := g.probe(ctx); err != nil {
 		return fmt.Errorf("storedVersions %v, and the API server does not convert yet: %w", stored, err)
 	}
@@ -163,8 +174,19 @@ func (g *storageGuard) check(ctx context.Context, c guardedCRD) error {
 		return fmt.Errorf("setting storedVersions to [%s] after storing %d objects again: %w", want, n, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Stored every object as v1beta1; reading from the cache", "crd", c.name, "objects", n, "was", stored)
-	c.gate.Open()
 	return nil
+}
+
+// setGate opens or closes c's gate and records it.
+func (g *storageGuard) setGate(c guardedCRD, open bool) {
+	if open {
+		c.gate.Open()
+	} else {
+		c.gate.Close()
+	}
+	if g.observe != nil {
+		g.observe.CachedReads(c.name, open)
+	}
 }
 
 // migrate writes every object of c again, unchanged, so that the API

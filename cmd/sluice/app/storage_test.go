@@ -68,16 +68,20 @@ func TestStorageGuard_opensTheCacheOnlyOnceEveryObjectIsStoredAsV1beta1(t *testi
 					return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 				}}).Build()
 			gate := &ownwrites.Gate{}
-			g := newStorageGuard(c, c, c, gate, &ownwrites.Gate{})
+			seen := cacheSeen{}
+			g := newStorageGuard(c, c, c, gate, &ownwrites.Gate{}, seen)
 			g.probe = func(context.Context) error {
 				if !tt.converts {
 					return errors.New("not converted")
 				}
 				return nil
 			}
-			err = g.check(ctx, g.crds[0])
+			err = g.guard(ctx, g.crds[0])
 			if gate.Opened() != tt.wantOpen || (err == nil) != tt.wantOpen {
 				t.Fatalf("gate open %v (err %v), want %v", gate.Opened(), err, tt.wantOpen)
+			}
+			if cached, ok := seen[tt.crd.Name]; !ok || cached != tt.wantOpen {
+				t.Errorf("sluice_cached_reads recorded %v (recorded: %v), want %v", cached, ok, tt.wantOpen)
 			}
 			if written != tt.wantWritten {
 				t.Errorf("%d Rollouts written again, want %d", written, tt.wantWritten)
@@ -92,3 +96,8 @@ func TestStorageGuard_opensTheCacheOnlyOnceEveryObjectIsStoredAsV1beta1(t *testi
 		})
 	}
 }
+
+// cacheSeen records what the guard reports of each CRD.
+type cacheSeen map[string]bool
+
+func (s cacheSeen) CachedReads(crd string, cached bool) { s[crd] = cached }
