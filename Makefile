@@ -91,15 +91,27 @@ BENCH_SIZES ?= 10 100 1000
 BENCH_IDLE ?= 10m
 BENCH_IDLE_ROLLOUTS ?= 1000
 BENCH_APPROVAL_SIZES ?= 100 1000
+# The manager runs in a process of its own, so that memory and CPU are its alone.
+BENCH_FLAGS ?= --manager-process
 
 .PHONY: bench
 bench: controlplane ## Run the benchmark scenarios on a local control plane and print docs/performance.md's table (BENCH_SIZES, BENCH_APPROVAL_SIZES, BENCH_IDLE; an hour or more at the default sizes).
 	go build -o $(BIN)/bench ./test/bench
 	$(BIN)/bench --row-header
-	for n in $(BENCH_SIZES); do $(BIN)/bench --rollouts $$n --replicas 10 --timeout 30m --row; done
-	for n in $(BENCH_APPROVAL_SIZES); do $(BIN)/bench --scenario=approval --rollouts $$n --replicas 10 --timeout 30m; done
-	$(BIN)/bench --scenario=idle --rollouts $(BENCH_IDLE_ROLLOUTS) --replicas 1 --idle $(BENCH_IDLE)
+	for n in $(BENCH_SIZES); do $(BIN)/bench $(BENCH_FLAGS) --rollouts $$n --replicas 10 --timeout 60m --row; done
+	for n in $(BENCH_APPROVAL_SIZES); do $(BIN)/bench $(BENCH_FLAGS) --scenario=approval --rollouts $$n --replicas 10 --timeout 30m; done
+	$(BIN)/bench $(BENCH_FLAGS) --scenario=idle --rollouts $(BENCH_IDLE_ROLLOUTS) --replicas 1 --idle $(BENCH_IDLE)
 	$(BIN)/bench --scenario=gitops
+
+BENCH_PROFILE_ROLLOUTS ?= 100
+
+.PHONY: bench-profile
+bench-profile: controlplane ## Profile a release of BENCH_PROFILE_ROLLOUTS Rollouts x 10 replicas (manager in-process) into docs/performance/ (CPU and heap; read with go tool pprof).
+	go build -o $(BIN)/bench ./test/bench
+	$(BIN)/bench --rollouts $(BENCH_PROFILE_ROLLOUTS) --replicas 10 --timeout 60m \
+		--cpuprofile docs/performance/release-$(BENCH_PROFILE_ROLLOUTS)x10.cpu.pprof \
+		--memprofile docs/performance/release-$(BENCH_PROFILE_ROLLOUTS)x10.heap.pprof \
+		| tee docs/performance/release-$(BENCH_PROFILE_ROLLOUTS)x10.txt
 
 .PHONY: bench-gitops
 bench-gitops: controlplane ## Run only the gitops benchmark: 100 Rollouts bound to one GitGate, webhook approvals and reverts.

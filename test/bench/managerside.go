@@ -96,6 +96,11 @@ func serveManager(ctx context.Context, addr, kubeconfig string, logger logr.Logg
 	if err != nil {
 		return fmt.Errorf("reading the kubeconfig: %w", err)
 	}
+	// No client-side rate limit, as the sluice binary runs (ctrl.GetConfig
+	// leaves the API server's priority and fairness to decide): client-go's
+	// default of 5 requests a second would make the manager wait on
+	// itself.
+	cfg.QPS = -1
 	counter := newRequestCounter(requestLog)
 	m, err := env.StartManager(ctx, cfg, env.ManagerOptions{Name: "sluice-bench", Logger: logger, WrapTransport: counter.wrap})
 	if err != nil {
