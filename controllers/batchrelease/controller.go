@@ -14,9 +14,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -136,7 +138,26 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, e
 	if s.deferred > 0 && (result.RequeueAfter == 0 || s.deferred < result.RequeueAfter) {
 		result.RequeueAfter = s.deferred
 	}
-	return result, err
+	return prioritized(result), err
+}
+
+// prioritized gives a requeue its place in controller-runtime's priority
+// queue. A poll (pollInterval or longer) only guards against a missed
+// event: watch events move a release. With 1,000 BatchReleases in flight
+// their polls alone (200 a second) outnumbered what the workers could
+// reconcile, and an event that carried progress (a pod ready, a new
+// partition) waited seconds behind them; at low priority, polls run once
+// no event is waiting. A shorter requeue (a conflict retried, a count
+// write spaced, a hand-back step) is work in progress and keeps the
+// normal priority, even when the reconcile was a poll.
+func prioritized(result ctrl.Result) ctrl.Result {
+	switch {
+	case result.RequeueAfter >= pollInterval:
+		result.Priority = ptr.To(handler.LowPriority)
+	case result.RequeueAfter > 0:
+		result.Priority = ptr.To(0)
+	}
+	return result
 }
 
 // run executes the phase the BatchRelease is in.
