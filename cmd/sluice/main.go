@@ -48,6 +48,11 @@ func main() {
 	flag.Parse()
 
 	o.Logger = zap.New(zap.UseFlagOptions(&zapOpts))
+	if limit, err := app.SetMemoryLimit(); err != nil {
+		o.Logger.Error(err, "Not setting the Go memory limit from the container's")
+	} else if limit > 0 {
+		o.Logger.Info("Go memory limit set to 90% of the container's", "bytes", limit)
+	}
 	if o.Local && o.WebhookPort == 9443 {
 		o.WebhookPort = 0
 	}
