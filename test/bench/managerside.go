@@ -257,7 +257,8 @@ func (a *apart) mark(at time.Time, what string) {
 
 func (a *apart) controllerMetrics() (metricValues, error) {
 	var v metricValues
-	return v, a.get(pathMetrics, &v)
+	err := a.get(pathMetrics, &v)
+	return v, err
 }
 
 func (a *apart) queueDepths() map[string]float64 {
