@@ -180,9 +180,9 @@ func startApart(ctx context.Context, kubeconfig string, managerLog, logRequests 
 	a := &apart{base: "http://127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
 	a.cmd = exec.Command(self, args...) //nolint:gosec // this very binary
 	a.cmd.Stdout = stderr
-	a.cmd.Stderr = io.MultiWriter(stderr, &a.log)
-	if !managerLog && !logRequests {
-		a.cmd.Stderr = &a.log
+	a.cmd.Stderr = &a.log // the logs asked for are shown too
+	if managerLog || logRequests {
+		a.cmd.Stderr = io.MultiWriter(stderr, &a.log)
 	}
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := a.cmd.Start(); err != nil {
@@ -198,8 +198,8 @@ func startApart(ctx context.Context, kubeconfig string, managerLog, logRequests 
 			return false, fmt.Errorf("the manager's process exited: %s", a.log.String())
 		default:
 		}
-		var cpu float64
-		return a.get(pathCPU, &cpu) == nil, nil
+		_, err := answerOf[float64](a, pathCPU)
+		return err == nil, nil
 	})
 	if err != nil {
 		a.stop()
@@ -256,31 +256,32 @@ func (a *apart) mark(at time.Time, what string) {
 }
 
 func (a *apart) controllerMetrics() (metricValues, error) {
-	var v metricValues
-	err := a.get(pathMetrics, &v)
-	return v, err
+	return answerOf[metricValues](a, pathMetrics)
 }
 
 func (a *apart) queueDepths() map[string]float64 {
-	var v map[string]float64
-	_ = a.get(pathDepths, &v)
+	v, _ := answerOf[map[string]float64](a, pathDepths)
 	return v
 }
 
 func (a *apart) memory() memoryUse {
-	var v memoryUse
-	_ = a.get(pathMemory, &v)
+	v, _ := answerOf[memoryUse](a, pathMemory)
 	return v
 }
 
 func (a *apart) peakRSS() uint64 {
-	var v uint64
-	_ = a.get(pathPeakRSS, &v)
+	v, _ := answerOf[uint64](a, pathPeakRSS)
 	return v
 }
 
 func (a *apart) cpuSeconds() float64 {
-	var v float64
-	_ = a.get(pathCPU, &v)
+	v, _ := answerOf[float64](a, pathCPU)
 	return v
+}
+
+// answerOf is a's answer to path, decoded as a T.
+func answerOf[T any](a *apart, path string) (T, error) {
+	var v T
+	err := a.get(path, &v)
+	return v, err
 }
