@@ -45,7 +45,7 @@ func (r *Reconciler) labelPods(ctx context.Context, s *scope, ws *workload.Statu
 			updated = append(updated, p)
 		}
 	}
-	ids, err := batchIDs(plan.Batches, ws.Replicas, noNeedUpdate(&s.br.Status, ws.Replicas), updated)
+	ids, err := batchIDs(plan.Batches, ws.Replicas, noNeedUpdate(&s.br.Status, ws.Replicas), plan.RolloutID, updated)
 	if err != nil {
 		return err
 	}
@@ -69,11 +69,15 @@ func (r *Reconciler) labelPods(ctx context.Context, s *scope, ws *workload.Statu
 }
 
 // batchIDs assigns each pod (sorted here oldest first, by creation time
-// then name) the 1-based batch that released it under the plan: the first
-// noNeed pods ran the revision before the release (batch 0, not labelled);
-// of the others, pod i belongs to the first batch whose cumulative size
-// exceeds i, and pods beyond the plan belong to the last batch.
-func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas, noNeed int32, pods []*corev1.Pod) ([]int, error) {
+// then name) the 1-based batch that released it under the plan. A pod
+// already labelled by this release (rolloutID) keeps its batch while the
+// batch holds no more pods than the plan gives it: creation times have a
+// one-second resolution, so pods of a later batch often sort before those of
+// an earlier one, and a pod must not change batch mid-release. The other
+// pods, oldest first: the first noNeed ran the revision before the release
+// (batch 0, not labelled); the rest fill the earliest batch with room, and
+// pods beyond the plan belong to the last batch.
+func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas, noNeed int32, rolloutID string, pods []*corev1.Pod) ([]int, error) {
 	sort.SliceStable(pods, func(i, j int) bool {
 		a, b := pods[i].CreationTimestamp, pods[j].CreationTimestamp
 		if !a.Equal(&b) {
@@ -81,27 +85,54 @@ func batchIDs(batches []rolloutsv1beta1.ReleaseBatch, replicas, noNeed int32, po
 		}
 		return pods[i].Name < pods[j].Name
 	})
-	sizes := make([]int32, len(batches))
+	// room[k] is how many more pods batch k+1 takes: its planned size
+	// less the batches before it.
+	room := make([]int32, len(batches))
+	var before int32
 	for k := range batches {
 		n, err := batch.DesiredUpdated(&batches[k].CanaryReplicas, replicas-noNeed)
 		if err != nil {
 			return nil, fmt.Errorf("spec.releasePlan.batches[%d].canaryReplicas: %w", k, err)
 		}
-		sizes[k] = n
+		room[k] = max(0, n-before)
+		before = max(before, n)
 	}
 	ids := make([]int, len(pods))
-	for i := range pods {
-		j := int32(i) - noNeed //nolint:gosec // pod counts fit
-		if j < 0 {
+	var unplaced []int
+	for i, p := range pods {
+		k := labelledBatch(p, rolloutID, len(batches))
+		if k > 0 && room[k-1] > 0 {
+			room[k-1]--
+			ids[i] = k
+			continue
+		}
+		unplaced = append(unplaced, i)
+	}
+	for n, i := range unplaced {
+		if int32(n) < noNeed { //nolint:gosec // pod counts fit
 			continue
 		}
 		ids[i] = len(batches)
-		for k, size := range sizes {
-			if j < size {
+		for k := range room {
+			if room[k] > 0 {
+				room[k]--
 				ids[i] = k + 1
 				break
 			}
 		}
 	}
 	return ids, nil
+}
+
+// labelledBatch is the 1-based batch a pod was labelled with by the release
+// rolloutID, or 0 when it carries no valid label of that release.
+func labelledBatch(p *corev1.Pod, rolloutID string, batches int) int {
+	if rolloutID == "" || p.Labels[rolloutsv1beta1.RolloutIDLabel] != rolloutID {
+		return 0
+	}
+	k, err := strconv.Atoi(p.Labels[rolloutsv1beta1.RolloutBatchIDLabel])
+	if err != nil || k < 1 || k > batches {
+		return 0
+	}
+	return k
 }

@@ -169,17 +169,30 @@ func TestRollout_scaledMidRelease_replansFromPercentages(t *testing.T) {
 
 // Given a release paused at step 2 of 1 / 50% / 100%
 // Then the new pods carry the rollout ID and their batch: 1 pod in batch 1,
-// 4 in batch 2.
+// 4 in batch 2, and the pod of batch 1 keeps its batch when batch 2 is
+// released.
 func TestRollout_podsLabelledWithRolloutIDAndBatch(t *testing.T) {
 	ns := newNamespace(t)
 	deployment(t, ns, "web", 10, v1)
 	createRollout(t, newRollout(ns, "web", step("1", nil), step("50%", nil), step("100%", nil)))
 	setImage(t, ns, "web", v2)
-	waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
-	approveByStatus(t, ns, "web")
-	ro := waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	ro := waitStep(t, ns, "web", 1, rolloutsv1beta1.CanaryStepStatePaused)
 	id := ro.Status.CanaryStatus.ObservedRolloutID
-	eventually(t, "pods labelled by batch", func() (bool, string) {
+	var first string
+	eventually(t, "the pod of batch 1 labelled", func() (bool, string) {
+		pods := &corev1.PodList{}
+		if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{rolloutsv1beta1.RolloutIDLabel: id, rolloutsv1beta1.RolloutBatchIDLabel: "1"}); err != nil {
+			return false, err.Error()
+		}
+		if len(pods.Items) != 1 {
+			return false, fmt.Sprintf("%d pods in batch 1", len(pods.Items))
+		}
+		first = pods.Items[0].Name
+		return true, ""
+	})
+	approveByStatus(t, ns, "web")
+	waitStep(t, ns, "web", 2, rolloutsv1beta1.CanaryStepStatePaused)
+	eventually(t, "pods labelled by batch, batch 1's pod still in batch 1", func() (bool, string) {
 		count := map[string]int{}
 		pods := &corev1.PodList{}
 		if err := suite.c.List(ctxFor(t), pods, client.InNamespace(ns), client.MatchingLabels{rolloutsv1beta1.RolloutIDLabel: id}); err != nil {
@@ -189,6 +202,13 @@ func TestRollout_podsLabelledWithRolloutIDAndBatch(t *testing.T) {
 			if p.Spec.Containers[0].Image == v2 {
 				count[p.Labels[rolloutsv1beta1.RolloutBatchIDLabel]]++
 			}
+		}
+		p := &corev1.Pod{}
+		if err := suite.c.Get(ctxFor(t), client.ObjectKey{Namespace: ns, Name: first}, p); err != nil {
+			return false, err.Error()
+		}
+		if got := p.Labels[rolloutsv1beta1.RolloutBatchIDLabel]; got != "1" {
+			return false, fmt.Sprintf("pod %s of batch 1 now labelled batch %q", first, got)
 		}
 		return count["1"] == 1 && count["2"] == 4 && len(count) == 2, fmt.Sprintf("pods per batch %v", count)
 	})
