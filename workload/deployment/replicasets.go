@@ -110,6 +110,15 @@ func (s *replicaSets) armed(d *appsv1.Deployment) bool {
 
 // armed reports whether the new pods of d, in its current ReplicaSet rs
 // (nil: none yet), can no longer count as available.
+//
+// While d is paused the arm is new: it counts once the ReplicaSet
+// controller observed the held minReadySeconds (a status of an older
+// generation may have been computed with the user's, and a pod counted
+// available under it). d is unpaused only for a move, after confirmMove
+// found the arm observed on the ReplicaSet as the API server holds it; from
+// then on every status is computed with the held timing, and a generation
+// not yet observed is Kubernetes' rolling update scaling the set, which
+// does not disarm it.
 func armed(d *appsv1.Deployment, rs *appsv1.ReplicaSet) bool {
 	if d.Spec.MinReadySeconds != heldMinReadySeconds {
 		return false
@@ -118,7 +127,7 @@ func armed(d *appsv1.Deployment, rs *appsv1.ReplicaSet) bool {
 		return true
 	}
 	return rs.Spec.MinReadySeconds == heldMinReadySeconds &&
-		rs.Status.ObservedGeneration >= rs.Generation &&
+		(!d.Spec.Paused || rs.Status.ObservedGeneration >= rs.Generation) &&
 		rs.Status.AvailableReplicas == 0
 }
 
