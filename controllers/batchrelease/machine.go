@@ -18,6 +18,11 @@ type batchInput struct {
 	Placed bool
 	// Ready is whether the current batch's pods are updated and ready.
 	Ready bool
+	// Unsettled is true when the workload's status does not describe its
+	// spec yet: its controller has not observed the last write (often
+	// sluice's own, made in this reconcile), or pods are still coming or
+	// going. Readiness is then judged neither way.
+	Unsettled bool
 	// Now is the reconcile time.
 	Now time.Time
 }
@@ -26,12 +31,15 @@ type batchInput struct {
 // Upgrading until the adapter has placed the batch, Verifying until its pods
 // are ready, Ready until the partition allows the next batch. It never moves
 // past the partition and falls back when a batch stops being placed or ready.
+// While the workload is unsettled, a batch that is still placed keeps its
+// state: only a settled status says whether its pods are ready.
 func advance(s rolloutsv1beta1.BatchReleaseCanaryStatus, in batchInput) rolloutsv1beta1.BatchReleaseCanaryStatus {
 	switch s.CurrentBatchState {
 	case rolloutsv1beta1.VerifyingBatchState:
 		switch {
 		case !in.Placed:
 			s.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
+		case in.Unsettled:
 		case in.Ready:
 			s.CurrentBatchState = rolloutsv1beta1.ReadyBatchState
 			t := metav1.NewTime(in.Now)
@@ -39,9 +47,10 @@ func advance(s rolloutsv1beta1.BatchReleaseCanaryStatus, in batchInput) rollouts
 		}
 	case rolloutsv1beta1.ReadyBatchState:
 		switch {
-		case !in.Placed || !in.Ready:
+		case !in.Placed || (!in.Unsettled && !in.Ready):
 			s.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
 			s.BatchReadyTime = nil
+		case in.Unsettled:
 		case s.CurrentBatch < in.Partition && s.CurrentBatch+1 < in.Batches:
 			s.CurrentBatch++
 			s.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
@@ -51,7 +60,7 @@ func advance(s rolloutsv1beta1.BatchReleaseCanaryStatus, in batchInput) rollouts
 		s.CurrentBatchState = rolloutsv1beta1.UpgradingBatchState
 		if in.Placed {
 			s.CurrentBatchState = rolloutsv1beta1.VerifyingBatchState
-			if in.Ready {
+			if in.Ready && !in.Unsettled {
 				s.CurrentBatchState = rolloutsv1beta1.ReadyBatchState
 				t := metav1.NewTime(in.Now)
 				s.BatchReadyTime = &t

@@ -71,7 +71,7 @@ func (r *Reconciler) reconcilePrepare(ctx context.Context, s *scope, ws *workloa
 	br := s.br
 	owner := workload.Owner{BatchRelease: br.Name, Rollout: rolloutOf(br), Ref: br.Spec.WorkloadRef}
 	if err := s.releaser.Claim(ctx, owner); err != nil {
-		br.Status.Message = err.Error()
+		report(&br.Status, err, err.Error())
 		return ctrl.Result{}, fmt.Errorf("claiming %s %s: %w", br.Spec.WorkloadRef.Kind, br.Spec.WorkloadRef.Name, err)
 	}
 	killpoint.Reached(ctx, killpoint.BatchReleaseClaimed, br.Namespace+"/"+br.Name)
@@ -165,14 +165,8 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 		return reconcile.TerminalError(err)
 	}
 	placed, err := s.releaser.UpgradeBatch(ctx, desired)
-	if apierrors.IsConflict(err) {
-		// Not a problem to report: the batch is planned again from a fresh
-		// read (finish), and a message set now would cost two status writes
-		// (this one and the one that clears it).
-		return fmt.Errorf("upgrading batch %d: %w", cur, err)
-	}
 	if err != nil {
-		st.Message = fmt.Sprintf("Batch %d cannot be released: %v", cur, err)
+		report(st, err, fmt.Sprintf("Batch %d cannot be released: %v", cur, err))
 		return fmt.Errorf("upgrading batch %d: %w", cur, err)
 	}
 	tolerated, err := batch.Tolerated(failureThreshold(s.br, ws), desired)
@@ -180,14 +174,13 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 		st.Message = fmt.Sprintf("spec.releasePlan.failureThreshold: %v", err)
 		return reconcile.TerminalError(err)
 	}
-	ready := ws.ObservedGeneration >= ws.Generation && ws.Settled &&
-		batch.StepReady(desired, ws.UpdatedReplicas, ws.UpdatedReadyReplicas, tolerated)
 	before := st.CanaryStatus
 	st.CanaryStatus = advance(st.CanaryStatus, batchInput{
 		Partition: clampPartition(plan.BatchPartition, len(plan.Batches)),
 		Batches:   int32(len(plan.Batches)), //nolint:gosec // at most 50 batches
 		Placed:    placed,
-		Ready:     ready,
+		Ready:     batch.StepReady(desired, ws.UpdatedReplicas, ws.UpdatedReadyReplicas, tolerated),
+		Unsettled: ws.ObservedGeneration < ws.Generation || !ws.Settled,
 		Now:       s.now,
 	})
 	st.CanaryStatus.UpdatedReplicas = ws.UpdatedReplicas
@@ -199,6 +192,16 @@ func (r *Reconciler) stepBatch(ctx context.Context, s *scope, ws *workload.Statu
 			"Batch %d ready: %d pods on revision %s", cur, ws.UpdatedReadyReplicas, ws.UpdateRevision)
 	}
 	return nil
+}
+
+// report sets the status message of a failed workload write, unless the
+// write met a conflict: that is no problem to report (the phase runs again
+// from a fresh read, finish), and a message set now would cost two status
+// writes, this one and the one that clears it.
+func report(st *rolloutsv1beta1.BatchReleaseStatus, err error, message string) {
+	if !apierrors.IsConflict(err) {
+		st.Message = message
+	}
 }
 
 // failureThreshold is how many unready pods of a batch br tolerates: its
