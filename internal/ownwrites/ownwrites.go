@@ -27,6 +27,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -193,6 +194,12 @@ type Reader struct {
 	// API server does not do yet. A closed or missing Gate reads the API
 	// server.
 	Gated map[schema.GroupVersionKind]*Gate
+	// Metadata are the kinds the cache holds as metadata only (a
+	// PartialObjectMetadata informer, as for the Services a Rollout's
+	// traffic goes through): a metadata read of them
+	// (metav1.PartialObjectMetadata or its list) is served from the cache
+	// under the same rule; a typed read of them goes to the API server.
+	Metadata map[schema.GroupVersionKind]bool
 }
 
 // Gate says whether the cache can be trusted for a kind at all. The zero
@@ -208,8 +215,13 @@ func (g *Gate) Close() { g.open.Store(false) }
 // Opened reports whether the cache serves the kind's reads.
 func (g *Gate) Opened() bool { return g != nil && g.open.Load() }
 
-// cached reports whether the cache may serve reads of gvk.
-func (r *Reader) cached(gvk schema.GroupVersionKind) bool {
+// cached reports whether the cache may serve reads of gvk into obj, a
+// typed object or a metadata-only one (or their lists).
+func (r *Reader) cached(gvk schema.GroupVersionKind, obj runtime.Object) bool {
+	switch obj.(type) {
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		return r.Metadata[gvk]
+	}
 	return r.Cached[gvk] || r.Gated[gvk].Opened()
 }
 
@@ -219,7 +231,7 @@ func (r *Reader) cached(gvk schema.GroupVersionKind) bool {
 // a later cached read never goes back in time).
 func (r *Reader) Get(ctx context.Context, name client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	gvk, err := r.Scheme.GroupVersionKindFor(obj)
-	if err != nil || !r.cached(gvk) {
+	if err != nil || !r.cached(gvk, obj) {
 		return r.API.Get(ctx, name, obj, opts...)
 	}
 	k := key{gk: gvk.GroupKind(), name: name}
@@ -259,7 +271,7 @@ func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...clien
 		return r.API.List(ctx, list, opts...)
 	}
 	item := gvk.GroupVersion().WithKind(trimList(gvk.Kind))
-	if !r.cached(item) {
+	if !r.cached(item, list) {
 		return r.API.List(ctx, list, opts...)
 	}
 	if err := r.Cache.List(ctx, list, opts...); err != nil {

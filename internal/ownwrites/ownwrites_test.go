@@ -340,3 +340,77 @@ func TestReader_aGatedKindReadsTheAPIServerUntilItsGateOpens(t *testing.T) {
 	gate.Close()
 	read(2, "gate closed again")
 }
+
+// metadataCache is a cache holding Services as metadata only: it shows
+// each as it was when the test last called take.
+type metadataCache struct {
+	client.Reader
+	objs map[string]metav1.PartialObjectMetadata
+}
+
+func (m *metadataCache) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	out, ok := list.(*metav1.PartialObjectMetadataList)
+	if !ok {
+		return errors.New("the cache holds Services as metadata only")
+	}
+	out.Items = nil
+	for _, o := range m.objs {
+		out.Items = append(out.Items, *o.DeepCopy())
+	}
+	return nil
+}
+
+func (m *metadataCache) take(t *testing.T, api client.Reader, name string) {
+	t.Helper()
+	svc := &corev1.Service{}
+	if err := api.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, svc); err != nil {
+		t.Fatal(err)
+	}
+	m.objs[name] = metav1.PartialObjectMetadata{ObjectMeta: *svc.ObjectMeta.DeepCopy()}
+}
+
+// A kind the cache holds as metadata only serves metadata lists from the
+// cache, under the same rule as typed kinds (not while an own write is
+// newer than the cached copy), and its typed reads from the API server.
+func TestReader_metadataOnlyKindServesMetadataReadsFromTheCache(t *testing.T) {
+	ctx := context.Background()
+	services := corev1.SchemeGroupVersion.WithKind("Service")
+	api := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).
+		WithObjects(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}).Build()
+	cache := &metadataCache{objs: map[string]metav1.PartialObjectMetadata{}}
+	cache.take(t, api, "web")
+	apiR := &countingReader{Reader: api}
+	tr := NewTracker()
+	r := &Reader{Cache: cache, API: apiR, Tracker: tr, Scheme: api, Metadata: map[schema.GroupVersionKind]bool{services: true}}
+	list := func() *metav1.PartialObjectMetadataList {
+		t.Helper()
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceList"))
+		if err := r.List(ctx, l, client.InNamespace("ns")); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if l := list(); apiR.lists != 0 || len(l.Items) != 1 {
+		t.Fatalf("metadata list: %d API lists, %d items; want the cache's one", apiR.lists, len(l.Items))
+	}
+	if err := r.List(ctx, &corev1.ServiceList{}, client.InNamespace("ns")); err != nil || apiR.lists != 1 {
+		t.Fatalf("typed list: %v, %d API lists; want it read from the API server", err, apiR.lists)
+	}
+	svc := &corev1.Service{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, svc); err != nil || apiR.gets != 1 {
+		t.Fatalf("typed get: %v, %d API gets; want it read from the API server", err, apiR.gets)
+	}
+	patch := client.MergeFrom(svc.DeepCopy())
+	svc.Annotations = map[string]string{"sluice.dev/narrowed": "web"}
+	if err := NewClient(api, tr).Patch(ctx, svc, patch); err != nil {
+		t.Fatal(err)
+	}
+	if l := list(); apiR.lists != 2 || l.Items[0].Annotations["sluice.dev/narrowed"] != "web" {
+		t.Fatalf("after an own write: %d API lists, annotations %v; want the written copy from the API server", apiR.lists, l.Items[0].Annotations)
+	}
+	cache.take(t, api, "web")
+	if l := list(); apiR.lists != 2 || l.Items[0].Annotations["sluice.dev/narrowed"] != "web" {
+		t.Fatalf("after the cache caught up: %d API lists; want the cache's copy", apiR.lists)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sluice-dev/sluice/traffic"
@@ -33,13 +35,27 @@ func RestoreBeforeHandBack(ctx context.Context, c client.Client, reader client.R
 	if rollout == "" {
 		return true, nil // only a Rollout narrows a Service
 	}
-	list := &corev1.ServiceList{}
-	if err := reader.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	// The record is an annotation: the Services' metadata tells which ones
+	// to read (the manager's reader serves it from its metadata cache once
+	// that has caught up with sluice's own writes; a hand-back listed every
+	// Service of the namespace from the API server, 3.8 lists a release).
+	metas := &metav1.PartialObjectMetadataList{}
+	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceList"))
+	if err := reader.List(ctx, metas, client.InNamespace(namespace)); err != nil {
 		return false, fmt.Errorf("listing the Services of namespace %s: %w", namespace, err)
 	}
 	done := true
-	for i := range list.Items {
-		svc := &list.Items[i]
+	for i := range metas.Items {
+		if rec, err := handback.Read(metas.Items[i].Annotations, RecordAnnotation); err == nil && (rec == nil || rec.Rollout != rollout) {
+			continue
+		}
+		svc := &corev1.Service{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: metas.Items[i].Name}, svc); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return false, fmt.Errorf("reading Service %s: %w", metas.Items[i].Name, err) //nolint:staticcheck // a kind name
+		}
 		rec, err := handback.Read(svc.Annotations, RecordAnnotation)
 		if err != nil {
 			return false, fmt.Errorf("Service %s: %w", svc.Name, err) //nolint:staticcheck // a kind name

@@ -10,6 +10,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/observability/metrics"
+	"github.com/sluice-dev/sluice/traffic/providers"
 	"github.com/sluice-dev/sluice/workload/kinds"
 )
 
@@ -58,10 +59,20 @@ func newReads(mgr ctrl.Manager, observe metrics.CacheObserver) *reads {
 		rolloutsv1beta1.GroupVersion.WithKind("Rollout"):      rollouts,
 		rolloutsv1beta1.GroupVersion.WithKind("BatchRelease"): batchReleases,
 	}
+	// What a Rollout's traffic goes through (Services, Ingresses) is
+	// watched as metadata only (controllers/rollout): the cache serves
+	// metadata reads of those kinds, such as the hand-back's search for
+	// the Services a Rollout narrowed.
+	metadata := map[schema.GroupVersionKind]bool{}
+	for _, w := range providers.Watches() {
+		if !w.ServedLater {
+			metadata[w.GVK] = true
+		}
+	}
 	wc := ownwrites.NewClient(c, t)
 	return &reads{
 		client: wc,
-		reader: &ownwrites.Reader{Cache: mgr.GetCache(), API: mgr.GetAPIReader(), Tracker: t, Scheme: c, Cached: cached, Gated: gated},
+		reader: &ownwrites.Reader{Cache: mgr.GetCache(), API: mgr.GetAPIReader(), Tracker: t, Scheme: c, Cached: cached, Gated: gated, Metadata: metadata},
 		guard:  newStorageGuard(mgr.GetAPIReader(), wc, c, rollouts, batchReleases, observe),
 	}
 }
