@@ -25,6 +25,7 @@ import (
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/spacing"
 	"github.com/sluice-dev/sluice/internal/killpoint"
+	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/workload"
 )
 
@@ -84,7 +85,12 @@ const conflictRetry = 250 * time.Millisecond
 // deferred step, whatever ended the phase.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	br := &rolloutsv1beta1.BatchRelease{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, br); err != nil {
+	// A cache behind sluice's own last write of the BatchRelease (its
+	// status, a moment ago) is waited for rather than read around.
+	if err := r.APIReader.Get(ownwrites.CacheOnly(ctx), req.NamespacedName, br); err != nil {
+		if errors.Is(err, ownwrites.ErrBehind) {
+			return ctrl.Result{RequeueAfter: ownwrites.BehindRetry}, nil
+		}
 		if apierrors.IsNotFound(err) {
 			r.progress.Forget(req.NamespacedName)
 		}

@@ -20,6 +20,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/controllers/spacing"
+	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/observability/metrics"
 	"github.com/sluice-dev/sluice/release/canary"
 	"github.com/sluice-dev/sluice/workload"
@@ -81,7 +82,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ct
 	// Never older than our own last write: a Rollout older than the status
 	// just written would repeat or undo a step. A write by someone else not
 	// seen yet makes the status patch conflict, and the next read is fresh.
-	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
+	// A cache behind our own write is waited for rather than read around.
+	if err := r.APIReader.Get(ownwrites.CacheOnly(ctx), req.NamespacedName, ro); err != nil {
+		if errors.Is(err, ownwrites.ErrBehind) {
+			return ctrl.Result{RequeueAfter: ownwrites.BehindRetry}, nil
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	logger := ctrl.LoggerFrom(ctx).WithValues("rollout", klog.KObj(ro))
@@ -167,6 +172,11 @@ func (r *Reconciler) finish(ctx context.Context, s *scope, result ctrl.Result, e
 	}
 	if s.stepped {
 		r.Metrics.Observe(ctx, s.base, s.ro, s.actions)
+	}
+	if errors.Is(err, ownwrites.ErrBehind) {
+		// An object the reconcile reads (its BatchRelease) is behind
+		// sluice's own write in the cache: come back once it caught up.
+		return ctrl.Result{RequeueAfter: ownwrites.BehindRetry}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, err

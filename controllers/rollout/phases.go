@@ -18,6 +18,7 @@ import (
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
 	"github.com/sluice-dev/sluice/internal/killpoint"
+	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/release/abort"
 	"github.com/sluice-dev/sluice/release/approval"
 	"github.com/sluice-dev/sluice/release/canary"
@@ -77,7 +78,7 @@ func (r *Reconciler) observe(ctx context.Context, s *scope) error {
 	}
 
 	br := &rolloutsv1beta1.BatchRelease{}
-	switch err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ro), br); {
+	switch err := r.APIReader.Get(ownwrites.CacheOnly(ctx), client.ObjectKeyFromObject(ro), br); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return fmt.Errorf("reading batchrelease: %w", err)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	rolloutsv1beta1 "github.com/sluice-dev/sluice/api/rollouts/v1beta1"
+	"github.com/sluice-dev/sluice/internal/ownwrites"
 	"github.com/sluice-dev/sluice/release/canary"
 )
 
@@ -55,9 +56,11 @@ func (r *Reconciler) patchStatus(ctx context.Context, s *scope) error {
 // setReconcileError reports err, the failure of a phase, in the
 // ReconcileError condition, or removes the condition when the reconcile
 // succeeded. A write conflict is no failure (the next reconcile plans again
-// from a fresh read) and leaves the condition as it was.
+// from a fresh read), nor is a cache behind sluice's own write
+// (ownwrites.ErrBehind: the reconcile comes back once it caught up); both
+// leave the condition as it was.
 func setReconcileError(st *rolloutsv1beta1.RolloutStatus, err error, now time.Time) {
-	if apierrors.IsConflict(err) {
+	if apierrors.IsConflict(err) || errors.Is(err, ownwrites.ErrBehind) {
 		return
 	}
 	i := slices.IndexFunc(st.Conditions, func(c rolloutsv1beta1.RolloutCondition) bool {

@@ -414,3 +414,46 @@ func TestReader_metadataOnlyKindServesMetadataReadsFromTheCache(t *testing.T) {
 		t.Fatalf("after the cache caught up: %d API lists; want the cache's copy", apiR.lists)
 	}
 }
+
+// With CacheOnly, a Get the cache cannot serve yet because of an own write
+// says so (ErrBehind) instead of reading the API server, unless the write's
+// outcome is unknown or the cache has not met it for maxWait.
+func TestReader_cacheOnlyWaitsForTheCacheInsteadOfReadingTheAPIServer(t *testing.T) {
+	ctx := CacheOnly(context.Background())
+	w := newWorld(t, deployment("web"))
+	d := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, d); err != nil || w.apiR.gets != 0 {
+		t.Fatalf("nothing written: %v, %d API gets; want the cache's copy", err, w.apiR.gets)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Paused = true
+	if err := w.client.Patch(ctx, d, patch); err != nil {
+		t.Fatal(err)
+	}
+	got := &appsv1.Deployment{}
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, got); !errors.Is(err, ErrBehind) || w.apiR.gets != 0 {
+		t.Fatalf("behind an own write: %v, %d API gets; want ErrBehind and no API read", err, w.apiR.gets)
+	}
+	if err := w.reader.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "web"}, got); err != nil || w.apiR.gets != 1 || !got.Spec.Paused {
+		t.Fatalf("without CacheOnly: %v, %d API gets; want the written copy from the API server", err, w.apiR.gets)
+	}
+	// The read from the API server raised the expectation to what it
+	// read: still behind, and old now.
+	k := key{gk: deployments.GroupKind(), name: types.NamespacedName{Namespace: "ns", Name: "web"}}
+	w.reader.Tracker.mu.Lock()
+	e := w.reader.Tracker.want[k]
+	e.at = e.at.Add(-maxWait)
+	w.reader.Tracker.want[k] = e
+	w.reader.Tracker.mu.Unlock()
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, got); err != nil || w.apiR.gets != 2 {
+		t.Fatalf("behind for %s: %v, %d API gets; want the API server to answer", maxWait, err, w.apiR.gets)
+	}
+	w.reader.Tracker.lost(k)
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, got); err != nil || w.apiR.gets != 3 {
+		t.Fatalf("a write of unknown outcome: %v, %d API gets; want the API server to answer", err, w.apiR.gets)
+	}
+	w.take(t, "web")
+	if err := w.reader.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "web"}, got); err != nil || w.apiR.gets != 3 || !got.Spec.Paused {
+		t.Fatalf("cache caught up: %v, %d API gets; want the cache's copy", err, w.apiR.gets)
+	}
+}
