@@ -54,7 +54,7 @@ func RestoreBeforeHandBack(ctx context.Context, c client.Client, reader client.R
 			if apierrors.IsNotFound(err) {
 				continue
 			}
-			return false, fmt.Errorf("reading Service %s: %w", metas.Items[i].Name, err) //nolint:staticcheck // a kind name
+			return false, fmt.Errorf("reading Service %s: %w", metas.Items[i].Name, err)
 		}
 		rec, err := handback.Read(svc.Annotations, RecordAnnotation)
 		if err != nil {
