@@ -28,20 +28,8 @@ import (
 // pods on the new revision at a step of 2). The unpause is decided on the
 // ReplicaSet as the API server holds it.
 func TestUpgradeBatch_staleReplicaSetInTheCache_neverUnpauses(t *testing.T) {
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "d1", ResourceVersion: "10", Annotations: map[string]string{
-			rolloutsv1beta1.DeploymentOriginalAnnotation: `{"spec":{"paused":false,"minReadySeconds":0,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`,
-			rolloutsv1beta1.InProgressingAnnotation:      `{"rolloutName":"web"}`,
-		}},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr[int32](3), Selector: sel, Template: podTemplate("web:v2"), Paused: true,
-			MinReadySeconds: heldMinReadySeconds, ProgressDeadlineSeconds: ptr[int32](heldProgressDeadlineSeconds),
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
-				MaxSurge: ptr(intstr.FromInt32(0)), MaxUnavailable: ptr(intstr.FromInt32(1)),
-			}},
-		},
-	}
+	d := heldWeb(3, true, 0, 1)
+	sel := d.Spec.Selector
 	d.Status.ObservedGeneration = d.Generation
 	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d1", Controller: ptr(true)}}
 	rs := func(name, image string, replicas, available int32, minReady int32) *appsv1.ReplicaSet {
@@ -86,20 +74,8 @@ func TestUpgradeBatch_staleReplicaSetInTheCache_neverUnpauses(t *testing.T) {
 // (the 100 x 10 bench: 36 Deployment patches per release, 3.7 of them
 // refused on a conflict).
 func TestUpgradeBatch_replicaSetScaledByKubernetes_staysUnpaused(t *testing.T) {
-	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "d1", ResourceVersion: "10", Annotations: map[string]string{
-			rolloutsv1beta1.DeploymentOriginalAnnotation: `{"spec":{"paused":false,"minReadySeconds":0,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`,
-			rolloutsv1beta1.InProgressingAnnotation:      `{"rolloutName":"web"}`,
-		}},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr[int32](10), Selector: sel, Template: podTemplate("web:v2"),
-			MinReadySeconds: heldMinReadySeconds, ProgressDeadlineSeconds: ptr[int32](heldProgressDeadlineSeconds),
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
-				MaxSurge: ptr(intstr.FromInt32(2)), MaxUnavailable: ptr(intstr.FromInt32(3)),
-			}},
-		},
-	}
+	d := heldWeb(10, false, 2, 3)
+	sel := d.Spec.Selector
 	owner := []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "d1", Controller: ptr(true)}}
 	newSet := &appsv1.ReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{
@@ -126,5 +102,24 @@ func TestUpgradeBatch_replicaSetScaledByKubernetes_staysUnpaused(t *testing.T) {
 	if after.Spec.Paused {
 		t.Fatalf("paused again mid-batch (maxSurge %v, maxUnavailable %v): the batch was armed when it was unpaused",
 			after.Spec.Strategy.RollingUpdate.MaxSurge, after.Spec.Strategy.RollingUpdate.MaxUnavailable)
+	}
+}
+
+// heldWeb is the Deployment shop/web of replicas pods released in place on
+// web:v2, with the held timing and the given pause and bounds.
+func heldWeb(replicas int32, paused bool, surge, unavailable int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "d1", ResourceVersion: "10", Annotations: map[string]string{
+			rolloutsv1beta1.DeploymentOriginalAnnotation: `{"spec":{"paused":false,"minReadySeconds":0,"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}}`,
+			rolloutsv1beta1.InProgressingAnnotation:      `{"rolloutName":"web"}`,
+		}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(replicas), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: podTemplate("web:v2"), Paused: paused,
+			MinReadySeconds: heldMinReadySeconds, ProgressDeadlineSeconds: ptr[int32](heldProgressDeadlineSeconds),
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType, RollingUpdate: &appsv1.RollingUpdateDeployment{
+				MaxSurge: ptr(intstr.FromInt32(surge)), MaxUnavailable: ptr(intstr.FromInt32(unavailable)),
+			}},
+		},
 	}
 }
